@@ -1,0 +1,75 @@
+import type { ConfigDef } from './config-def.js';
+import type { Logger } from './logger.js';
+import type { SourceTaskClass } from './source-task.js';
+
+const CONNECTOR_BRAND = Symbol.for('tributary.source-connector');
+
+/** What the runtime gives a connector at start. */
+export interface ConnectorContext {
+  /** The connector's name. */
+  readonly name: string;
+  readonly logger: Logger;
+  /** Asks the runtime to call `taskConfigs` again and restart the tasks (e.g. the set of tables changed). */
+  requestTaskReconfiguration(): void;
+}
+
+/** An offset given to `alterOffsets`: decoded partition, decoded offset or null (remove). */
+export interface OffsetChange<P, O> {
+  readonly partition: P;
+  readonly offset: O | null;
+}
+
+/**
+ * A source connector: declares its configuration, splits the work into task configs and
+ * names the task class that does it.
+ *
+ * @typeParam C - the decoded connector config, from {@link SourceConnector.config}
+ * @typeParam TC - one task's config, as {@link SourceConnector.taskConfigs} returns it; must be JSON
+ *
+ * @example
+ * ```ts
+ * class CounterConnector extends SourceConnector<{ topic: string }, { topic: string }> {
+ *   readonly config = defineConfig({ topic: { type: configTypes.string, description: 'Where to write.' } });
+ *   readonly taskClass = CounterTask;
+ *   private topic = '';
+ *   start(config: { topic: string }) { this.topic = config.topic; }
+ *   taskConfigs() { return [{ topic: this.topic }]; }
+ * }
+ * ```
+ */
+export abstract class SourceConnector<C = any, TC = any, P = any, O = any> {
+  static readonly [CONNECTOR_BRAND] = true;
+
+  /** The connector's configuration keys with types, defaults and descriptions. */
+  abstract readonly config: ConfigDef<C>;
+  /** The task class that runs each of `taskConfigs`. */
+  abstract readonly taskClass: SourceTaskClass<P, O, TC>;
+  /** Shown by `GET /connector-plugins`. */
+  readonly version: string = '0.0.0';
+
+  /** Called with the decoded config before `taskConfigs`. Default: nothing. */
+  start(_config: C, _context: ConnectorContext): void | Promise<void> {}
+
+  /** At most `maxTasks` task configs (from `tasks.max`); one task runs per entry. */
+  abstract taskConfigs(maxTasks: number): TC[] | Promise<TC[]>;
+
+  /** Called when the connector stops. Default: nothing. */
+  stop(): void | Promise<void> {}
+
+  /**
+   * Whether this connector accepts offsets set from outside (REST `PATCH` and `DELETE`
+   * `/offsets`, offsets given at creation). Called only with entries that decoded through the
+   * task's codec. Return false or throw to reject with a message. Default: accept.
+   */
+  alterOffsets(_config: C, _offsets: ReadonlyArray<OffsetChange<P, O>>): boolean | Promise<boolean> {
+    return true;
+  }
+}
+
+/** A concrete connector class. */
+export type SourceConnectorClass = new () => SourceConnector;
+
+/** True for a class that extends `SourceConnector` from any copy of Tributary. */
+export function isSourceConnectorClass(value: unknown): value is SourceConnectorClass {
+  return typeof value === 'function' && (value as unknown as Record<symbol, unknown>)[CONNECTOR_BRAND] === true;
+}

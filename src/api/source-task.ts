@@ -1,0 +1,128 @@
+import { EMPTY, type Observable } from 'rxjs';
+import type { Clock } from './clock.js';
+import type { Logger } from './logger.js';
+import type { OffsetCodec } from './offset-codec.js';
+import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from './source-record.js';
+
+const TASK_BRAND = Symbol.for('tributary.source-task');
+
+/** Reads the offsets committed for this connector, decoded through the task's codec. */
+export interface OffsetReader<P, O> {
+  /**
+   * The committed offset of one source partition, or undefined when none was committed.
+   * Rejects with an `OffsetDecodeError` (naming the connector, the partition and the io-ts
+   * path of the problem) when the stored value does not decode.
+   */
+  offset(partition: P): Promise<O | undefined>;
+  /** Every committed offset of this connector; rejects like {@link OffsetReader.offset} on the first bad one. */
+  offsets(): Promise<Array<OffsetUpdate<P, O>>>;
+}
+
+/** What the runtime gives a task at start. */
+export interface SourceTaskContext<P, O> {
+  /** The connector's name. */
+  readonly connector: string;
+  /** This task's index among the connector's tasks, from 0. */
+  readonly taskId: number;
+  /** The only source of time: use it for every timer so the mock runtime can run the task in virtual time. */
+  readonly clock: Clock;
+  readonly offsets: OffsetReader<P, O>;
+  readonly logger: Logger;
+}
+
+/** What Kafka said about a record the task produced (see `SourceTask.commitRecord`). */
+export interface RecordAck {
+  readonly topic: string;
+  readonly partition: number;
+  /** Offset in the Kafka partition, or -1 when the sender does not know it. */
+  readonly offset: number;
+}
+
+/**
+ * The code that reads a source. Extend it and give the connector its class.
+ *
+ * The runtime calls `start`, then `poll()` in rounds: a round is the Observable `poll()`
+ * returns, and the next round starts when it completes (after a short back-off when it
+ * emitted nothing). With `heartbeat.interval.ms` set on the connector, the runtime also calls
+ * `produceHeartbeatRecords()` on that interval.
+ *
+ * @typeParam P - the source partition type, declared by {@link SourceTask.offsets}
+ * @typeParam O - the source offset type, declared by {@link SourceTask.offsets}
+ * @typeParam C - the task config type, as the connector's `taskConfigs` returns it
+ *
+ * @example
+ * ```ts
+ * class CounterTask extends SourceTask<{ id: string }, { n: number }, { topic: string }> {
+ *   readonly offsets = offsetCodec({ partition: t.type({ id: t.string }), offset: t.type({ n: t.number }) });
+ *   private n = 0;
+ *   private topic = '';
+ *   async start(config: { topic: string }, context: SourceTaskContext<{ id: string }, { n: number }>) {
+ *     this.topic = config.topic;
+ *     this.n = (await context.offsets.offset({ id: 'counter' }))?.n ?? 0;
+ *   }
+ *   poll() {
+ *     const n = ++this.n;
+ *     return of({ sourcePartition: { id: 'counter' }, sourceOffset: { n }, topic: this.topic, value: { n } });
+ *   }
+ * }
+ * ```
+ */
+export abstract class SourceTask<P = unknown, O = unknown, C = unknown> {
+  static readonly [TASK_BRAND] = true;
+
+  /** The codec of this task's source partitions and offsets; see `offsetCodec()`. */
+  abstract readonly offsets: OffsetCodec<P, O>;
+
+  /** Prepares the task: read the committed offsets from `context.offsets` and open the source. */
+  abstract start(config: C, context: SourceTaskContext<P, O>): void | Promise<void>;
+
+  /**
+   * One poll round: emit the records that are ready and complete. An error fails the task.
+   * Records emitted before the error are still delivered and their offsets committed.
+   */
+  abstract poll(): Observable<SourceRecord<P, O>>;
+
+  /**
+   * Called every `heartbeat.interval.ms` when that connector config is above 0. Emit records
+   * carrying the current offset of partitions that have had no data, then complete; the
+   * runtime routes them to the heartbeat topic. A tick is skipped while the previous call
+   * has not completed. Default: emits nothing.
+   */
+  produceHeartbeatRecords(): Observable<HeartbeatRecord<P, O>> {
+    return EMPTY;
+  }
+
+  /**
+   * Called for each record once Kafka acknowledged it. Default: nothing.
+   * Keep it cheap: it runs on the hot path.
+   */
+  commitRecord(_record: SourceRecord<P, O> | HeartbeatRecord<P, O>, _ack: RecordAck): void {}
+
+  /**
+   * Called after each successful offset flush: the committed offsets are durable, so this is
+   * where a CDC task tells its database how far it may free its change log. Default: nothing.
+   * An error here is logged, not fatal.
+   */
+  commit(): void | Promise<void> {}
+
+  /**
+   * KIP-910's offset-only update: called before each flush with the offsets about to be
+   * committed. Return fresher offsets, also for partitions that had no records; they are
+   * committed as if acknowledged, after every earlier record of their partition. Return
+   * nothing to change nothing.
+   */
+  updateOffsets?(
+    pending: ReadonlyArray<OffsetUpdate<P, O>>,
+  ): ReadonlyArray<OffsetUpdate<P, O>> | undefined | Promise<ReadonlyArray<OffsetUpdate<P, O>> | undefined>;
+
+  /** Releases the source. Called once, after the last poll round and the final flush. Default: nothing. */
+  stop(): void | Promise<void> {}
+}
+
+/** A concrete task class, as a connector names it. */
+export type SourceTaskClass<P = any, O = any, C = any> = new () => SourceTask<P, O, C>;
+
+/** True for a class that extends `SourceTask` from any copy of Tributary. */
+export function isSourceTaskClass(value: unknown): value is SourceTaskClass {
+  return typeof value === 'function' && (value as unknown as Record<symbol, unknown>)[TASK_BRAND] === true;
+}

@@ -1,0 +1,19 @@
+/**
+ * The worker runtime: the task pipeline and the ports its adapters implement. For embedding
+ * Tributary in your own process; connector authors need only `tributary`.
+ * @module
+ */
+export { type Converter, type ConverterName, bytesConverter, jsonConverter, stringConverter } from './converters.js';
+export type {
+  OffsetEntry,
+  OffsetStore,
+  OutgoingRecord,
+  RecordMetadata,
+  RecordSender,
+  SendCallback,
+} from './ports.js';
+export { type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
+export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';
+export type { TaskState, TaskStatus } from './task-status.js';
+export { FileOffsetStore } from '../storage/file-offset-store.js';
+export { MemoryOffsetStore } from '../storage/memory-offset-store.js';

@@ -1,0 +1,72 @@
+/**
+ * The ports the runtime needs from the outside world. Adapters (kafkajs, the embedded
+ * JSON-lines sink, the mock runtime, offset stores) implement them; the runtime never
+ * imports kafkajs or the file system directly.
+ */
+
+import type { JsonObject } from '../api/json.js';
+
+export type { JsonObject, JsonValue } from '../api/json.js';
+
+/** A record after routing and conversion, ready for the producer. */
+export interface OutgoingRecord {
+  readonly topic: string;
+  /** Kafka partition; absent lets the producer's partitioner choose. */
+  readonly partition?: number | undefined;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers?: Readonly<Record<string, Buffer | string>> | undefined;
+  /** Milliseconds since the epoch; absent lets the producer stamp it. */
+  readonly timestamp?: number | undefined;
+  /** True for a heartbeat record. Senders ignore it; sinks and instrumentation may use it. */
+  readonly heartbeat?: boolean | undefined;
+  /** The record as the task produced it, before conversion. Senders ignore it. */
+  readonly source?: unknown;
+}
+
+/** What Kafka (or the sink standing in for it) says about a written record. */
+export interface RecordMetadata {
+  readonly topic: string;
+  readonly partition: number;
+  /** Offset in the Kafka partition, when known (-1 otherwise). */
+  readonly offset: number;
+  readonly timestamp?: number | undefined;
+}
+
+/** Called exactly once per record: with an error when the sender gave up, else with metadata. */
+export type SendCallback = (error: Error | undefined, metadata: RecordMetadata | undefined) => void;
+
+/**
+ * Writes records. `send` must not throw; it calls `onDone` once per record, in any order and
+ * at any later time, after the record is durable (acknowledged) or has definitely failed
+ * (the sender's own retries are exhausted).
+ */
+export interface RecordSender {
+  send(record: OutgoingRecord, onDone: SendCallback): void;
+  /** Pushes out anything held back for batching and resolves when every record sent so far has been called back. */
+  flush(): Promise<void>;
+  /** Releases resources. Call `flush()` first: close does not wait for outstanding records. */
+  close(): Promise<void>;
+}
+
+/** One stored offset: the source partition and its offset (null = removed). */
+export interface OffsetEntry {
+  readonly partition: JsonObject;
+  readonly offset: JsonObject | null;
+}
+
+/**
+ * Durable storage of committed offsets, keyed by connector name and source partition,
+ * in Kafka Connect's format: key `["<connector>", {partition}]`, value `{offset}` or null.
+ */
+export interface OffsetStore {
+  /** Opens the store and reads what it holds (for a Kafka topic: to the end). */
+  start(): Promise<void>;
+  /** Every partition with a non-null offset for this connector, as last written (reads to the end first where that applies). */
+  read(connector: string): Promise<OffsetEntry[]>;
+  /** Writes the entries atomically as far as the medium allows; resolves when durable. A null offset removes the partition. */
+  write(connector: string, entries: readonly OffsetEntry[]): Promise<void>;
+  /** Connector names that have at least one offset stored. */
+  connectors(): Promise<string[]>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,85 @@
+/** One record handed to the sender, waiting for its acknowledgement. */
+export interface SubmittedRecord<O> {
+  acked: boolean;
+  readonly offset: O;
+}
+
+interface PartitionQueue<P, O> {
+  readonly partition: P;
+  records: Array<SubmittedRecord<O>>;
+  head: number;
+}
+
+/** The newest committable offset of one source partition. */
+export interface Committable<P, O> {
+  readonly partition: P;
+  readonly offset: O;
+}
+
+/**
+ * Tracks records per source partition in the order they were handed to the sender, and
+ * answers which offset each partition may commit: that of the latest record before the first
+ * one not yet acknowledged. Partitions are independent of one another.
+ *
+ * Partitions are grouped by a string key the caller computes (canonical JSON), so that equal
+ * partitions built as different objects share one queue.
+ */
+export class SubmittedRecords<P, O> {
+  private readonly queues = new Map<string, PartitionQueue<P, O>>();
+  private unacked = 0;
+
+  /** Records submitted and neither acknowledged nor removed. */
+  get inFlight(): number {
+    return this.unacked;
+  }
+
+  /** Adds a record at the end of its partition's queue; call {@link ack} when Kafka acknowledged it. */
+  submit(key: string, partition: P, offset: O): SubmittedRecord<O> {
+    const record: SubmittedRecord<O> = { acked: false, offset };
+    this.queueFor(key, partition).records.push(record);
+    this.unacked++;
+    return record;
+  }
+
+  /** Adds an offset that counts as acknowledged, behind every record already submitted for the partition. */
+  submitAcked(key: string, partition: P, offset: O): void {
+    this.queueFor(key, partition).records.push({ acked: true, offset });
+  }
+
+  /** Marks a record acknowledged. Acknowledging twice is a no-op. */
+  ack(record: SubmittedRecord<O>): void {
+    if (record.acked) return;
+    record.acked = true;
+    this.unacked--;
+  }
+
+  /**
+   * Removes the acknowledged head of every queue and returns, per partition key, the offset
+   * of the last record removed. Partitions whose head is unacknowledged are left out.
+   */
+  takeCommittable(): Map<string, Committable<P, O>> {
+    const out = new Map<string, Committable<P, O>>();
+    for (const [key, queue] of this.queues) {
+      const { records } = queue;
+      let i = queue.head;
+      while (i < records.length && (records[i] as SubmittedRecord<O>).acked) i++;
+      if (i === queue.head) continue;
+      out.set(key, { partition: queue.partition, offset: (records[i - 1] as SubmittedRecord<O>).offset });
+      if (i === records.length) this.queues.delete(key);
+      else if (i > 4096 && i * 2 > records.length) {
+        queue.records = records.slice(i);
+        queue.head = 0;
+      } else queue.head = i;
+    }
+    return out;
+  }
+
+  private queueFor(key: string, partition: P): PartitionQueue<P, O> {
+    let queue = this.queues.get(key);
+    if (!queue) {
+      queue = { partition, records: [], head: 0 };
+      this.queues.set(key, queue);
+    }
+    return queue;
+  }
+}

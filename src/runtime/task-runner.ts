@@ -1,0 +1,494 @@
+import { BehaviorSubject, defer, exhaustMap, filter, interval, type Observable, type Subscription, tap } from 'rxjs';
+import { canonicalJson } from '../api/canonical-json.js';
+import { type Clock, systemClock } from '../api/clock.js';
+import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
+import { type Logger, silentLogger } from '../api/logger.js';
+import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
+import type { OffsetReader, SourceTask, SourceTaskContext } from '../api/source-task.js';
+import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
+import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender } from './ports.js';
+import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
+import type { TaskSettings } from './task-settings.js';
+import type { TaskStatus } from './task-status.js';
+
+/** Instrumentation: called synchronously as things happen. Keep listeners cheap. */
+export interface TaskListener {
+  /** A record was acknowledged by the sender. */
+  recordAcked?(record: OutgoingRecord, metadata: RecordMetadata): void;
+  /** Offsets were written to the store. */
+  offsetsFlushed?(entries: readonly OffsetEntry[]): void;
+  /** An offset flush failed or timed out; its offsets go out with the next one. */
+  flushFailed?(error: TributaryError): void;
+  /** The task's `commit()` hook ran after a flush. */
+  committed?(): void;
+}
+
+/** What a {@link TaskRunner} runs and with what. */
+export interface TaskRunnerOptions<P, O, C> {
+  readonly connector: string;
+  readonly taskId: number;
+  readonly task: SourceTask<P, O, C>;
+  readonly config: C;
+  readonly settings: TaskSettings;
+  readonly sender: RecordSender;
+  readonly offsetStore: OffsetStore;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly listener?: TaskListener;
+}
+
+type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
+
+/**
+ * Runs one source task: poll rounds merged with heartbeats, routing and conversion, sending,
+ * per-partition acknowledgement tracking, periodic offset flushes and the task's lifecycle.
+ *
+ * The same pipeline runs under the mock runtime, the embedded sink and Kafka: everything
+ * outside (sender, offset store, clock) comes in through ports.
+ */
+export class TaskRunner<P, O, C> {
+  /** The task's state; completes when the runner is done for good. */
+  readonly state$: BehaviorSubject<TaskStatus> = new BehaviorSubject<TaskStatus>({ state: 'UNASSIGNED' });
+
+  private readonly task: SourceTask<P, O, C>;
+  private readonly settings: TaskSettings;
+  private readonly sender: RecordSender;
+  private readonly store: OffsetStore;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly listener: TaskListener;
+  private readonly id: string;
+
+  private readonly submitted = new SubmittedRecords<P, O>();
+  private pending = new Map<string, Committable<P, O>>();
+  private readonly partitionKeys = new WeakMap<object, string>();
+  private flushing: Promise<boolean> | undefined;
+  private storeWrite: Promise<unknown> | undefined;
+
+  private stopping = false;
+  private startAttempted = false;
+  private taskStarted = false;
+  private loop: Promise<void> = Promise.resolve();
+  private round: Subscription | undefined;
+  private flushTimer: Subscription | undefined;
+  private heartbeatTimer: Subscription | undefined;
+  private wakeLoop: (() => void) | undefined;
+  private wakeDrained: (() => void) | undefined;
+  private shutdown: Promise<void> | undefined;
+
+  constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
+    this.task = options.task;
+    this.settings = options.settings;
+    this.sender = options.sender;
+    this.store = options.offsetStore;
+    this.clock = options.clock ?? systemClock;
+    this.id = `${options.connector}-${options.taskId}`;
+    this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
+    this.listener = options.listener ?? {};
+  }
+
+  /** The current state. */
+  get status(): TaskStatus {
+    return this.state$.value;
+  }
+
+  /** Records sent and not yet acknowledged. */
+  get inFlight(): number {
+    return this.submitted.inFlight;
+  }
+
+  /**
+   * Reads the committed offsets, starts the task, then polls, heartbeats and flushes until
+   * stopped. Resolves once the task runs (or has failed to start: see {@link status}).
+   */
+  async start(): Promise<void> {
+    if (this.status.state !== 'UNASSIGNED') throw new Error(`Task ${this.id} was already started`);
+    let stored: Stored;
+    try {
+      stored = await this.readStored();
+      this.startAttempted = true;
+      await this.task.start(this.options.config, this.context(stored));
+      this.taskStarted = true;
+    } catch (e) {
+      this.fail(toTributaryError(e, 'TASK_START_FAILED', `Task ${this.id} failed to start`));
+      return;
+    }
+    if (this.stopping) return;
+    this.setStatus({ state: 'RUNNING' });
+    this.log.info({ event: 'task.started' }, 'task started');
+    this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
+    if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe();
+    this.loop = this.pollLoop();
+  }
+
+  /** Stops polling and heartbeats; offsets keep flushing. No-op unless RUNNING. */
+  pause(): void {
+    if (this.status.state !== 'RUNNING' || this.stopping) return;
+    this.setStatus({ state: 'PAUSED' });
+    this.log.info({ event: 'task.paused' }, 'task paused');
+  }
+
+  /** Polls and heartbeats again. No-op unless PAUSED. */
+  resume(): void {
+    if (this.status.state !== 'PAUSED' || this.stopping) return;
+    this.setStatus({ state: 'RUNNING' });
+    this.log.info({ event: 'task.resumed' }, 'task resumed');
+    this.wake();
+  }
+
+  /**
+   * Graceful stop: no new poll round or heartbeat; waits for the current round and the
+   * in-flight acknowledgements (each up to `task.shutdown.graceful.timeout.ms`), flushes
+   * offsets, then calls the task's `stop()`. A FAILED task stays FAILED.
+   */
+  stop(): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * Stops at once as a crash would: no further poll, heartbeat, flush or callback is acted
+   * on, nothing is flushed and the task's `stop()` is not called. For tests of recovery.
+   */
+  abort(): void {
+    this.stopping = true;
+    this.shutdown ??= Promise.resolve();
+    this.heartbeatTimer?.unsubscribe();
+    this.flushTimer?.unsubscribe();
+    this.round?.unsubscribe();
+    this.wake();
+    if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
+  }
+
+  /** Flushes committable offsets now (waits for a flush already running first). */
+  async flushNow(): Promise<boolean> {
+    while (this.flushing) await this.flushing;
+    return this.runFlush();
+  }
+
+  private context(stored: Stored): SourceTaskContext<P, O> {
+    const codec = this.task.offsets;
+    const connector = this.options.connector;
+    const decode = (entry: { partition: JsonObject; offset: JsonObject }): O => {
+      const result = codec.decodeOffset(entry.offset);
+      if (!result.ok) throw new OffsetDecodeError(connector, entry.partition, result.problems);
+      return result.value;
+    };
+    const offsets: OffsetReader<P, O> = {
+      offset: async (partition) => {
+        const entry = stored.get(this.partitionKey(partition));
+        return entry ? decode(entry) : undefined;
+      },
+      offsets: async () =>
+        [...stored.values()].map((entry) => {
+          const partition = codec.decodePartition(entry.partition);
+          if (!partition.ok) throw new OffsetDecodeError(connector, entry.partition, partition.problems);
+          return { partition: partition.value, offset: decode(entry) };
+        }),
+    };
+    return { connector, taskId: this.options.taskId, clock: this.clock, offsets, logger: this.log };
+  }
+
+  private async readStored(): Promise<Stored> {
+    const stored: Stored = new Map();
+    for (const entry of await this.store.read(this.options.connector)) {
+      if (entry.offset !== null) stored.set(canonicalJson(entry.partition), { partition: entry.partition, offset: entry.offset });
+    }
+    return stored;
+  }
+
+  private async pollLoop(): Promise<void> {
+    while (!this.stopping) {
+      if (this.status.state !== 'RUNNING' || this.submitted.inFlight >= this.settings.maxInFlight) {
+        await new Promise<void>((resolve) => {
+          this.wakeLoop = resolve;
+        });
+        continue;
+      }
+      const emitted = await this.pollRound();
+      if (this.stopping) break;
+      if (emitted === 0 && this.settings.pollBackoffMs > 0) {
+        const backoff = clockDelay(this.clock, this.settings.pollBackoffMs);
+        this.wakeLoop = backoff.cancel;
+        await backoff.promise;
+      } else {
+        await yieldToEventLoop();
+      }
+    }
+  }
+
+  private pollRound(): Promise<number> {
+    return new Promise((resolve) => {
+      let count = 0;
+      let source: Observable<SourceRecord<P, O>>;
+      try {
+        source = this.task.poll();
+      } catch (e) {
+        this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
+        resolve(0);
+        return;
+      }
+      this.round = source.subscribe({
+        next: (record) => {
+          count++;
+          this.dispatch(record, false);
+        },
+        error: (e: unknown) => {
+          this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} failed`));
+          resolve(count);
+        },
+        complete: () => resolve(count),
+      });
+      // Unsubscribing on stop or failure ends the round; resolve so the loop can exit.
+      this.round.add(() => resolve(count));
+    });
+  }
+
+  private heartbeats(): Observable<unknown> {
+    return interval(this.settings.heartbeatIntervalMs, this.clock.scheduler).pipe(
+      filter(() => this.status.state === 'RUNNING' && !this.stopping),
+      // A tick that comes while the previous call is still running is dropped, not queued.
+      exhaustMap(() =>
+        defer(() => this.task.produceHeartbeatRecords()).pipe(
+          tap({
+            next: (record) => this.dispatch(record, true),
+            error: (e: unknown) =>
+              this.fail(toTributaryError(e, 'HEARTBEAT_FAILED', `produceHeartbeatRecords() of task ${this.id} failed`)),
+          }),
+        ),
+      ),
+    );
+  }
+
+  private dispatch(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, heartbeat: boolean): void {
+    if (this.status.state === 'FAILED') return;
+    try {
+      const topic = heartbeat ? this.settings.heartbeatTopic : record.topic;
+      if (typeof topic !== 'string' || topic.length === 0) throw this.invalid(record, 'has no topic', 'every record from poll() needs one; heartbeat records come from produceHeartbeatRecords()');
+      const partition = record.kafkaPartition;
+      if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0)) {
+        throw this.invalid(record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
+      }
+      const out: OutgoingRecord = {
+        topic,
+        partition,
+        key: this.settings.keyConverter(record.key, topic),
+        value: this.settings.valueConverter(record.value, topic),
+        headers: record.headers,
+        timestamp: record.timestamp,
+        heartbeat,
+        source: record,
+      };
+      const handle = this.submitted.submit(this.partitionKey(record.sourcePartition), record.sourcePartition, record.sourceOffset);
+      this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
+    } catch (e) {
+      this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
+    }
+  }
+
+  private invalid(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, what: string, accepted: string): TributaryError {
+    const where = `source partition ${safeJson(record.sourcePartition)}, offset ${safeJson(record.sourceOffset)}`;
+    return new TributaryError('RECORD_INVALID', `Task ${this.id} produced a record that ${what} (${where}): ${accepted}`);
+  }
+
+  private onSent(
+    handle: SubmittedRecord<O>,
+    out: OutgoingRecord,
+    error: Error | undefined,
+    metadata: RecordMetadata | undefined,
+  ): void {
+    if (error || !metadata) {
+      this.fail(toTributaryError(error ?? new Error('no metadata'), 'SEND_FAILED', `Sending to topic '${out.topic}' failed`));
+      return;
+    }
+    this.submitted.ack(handle);
+    try {
+      this.task.commitRecord(out.source as SourceRecord<P, O>, metadata);
+    } catch (e) {
+      this.log.warn({ event: 'task.commitRecord.failed', err: e }, 'commitRecord() threw; ignored');
+    }
+    this.listener.recordAcked?.(out, metadata);
+    const inFlight = this.submitted.inFlight;
+    if (this.wakeLoop && inFlight < this.settings.maxInFlight) this.wake();
+    if (this.wakeDrained && inFlight === 0) this.wakeDrained();
+  }
+
+  private partitionKey(partition: P): string {
+    if (typeof partition !== 'object' || partition === null) return canonicalJson(this.task.offsets.encodePartition(partition));
+    let key = this.partitionKeys.get(partition);
+    if (key === undefined) {
+      key = canonicalJson(this.task.offsets.encodePartition(partition));
+      this.partitionKeys.set(partition, key);
+    }
+    return key;
+  }
+
+  private wake(): void {
+    const wake = this.wakeLoop;
+    this.wakeLoop = undefined;
+    wake?.();
+  }
+
+  private periodicFlush(): void {
+    if (this.flushing || this.status.state === 'UNASSIGNED') return;
+    void this.runFlush();
+  }
+
+  private runFlush(): Promise<boolean> {
+    const run = this.flushOnce().finally(() => {
+      if (this.flushing === run) this.flushing = undefined;
+    });
+    this.flushing = run;
+    return run;
+  }
+
+  private takeCommittable(): void {
+    for (const [key, entry] of this.submitted.takeCommittable()) this.pending.set(key, entry);
+  }
+
+  private async flushOnce(): Promise<boolean> {
+    this.takeCommittable();
+    if (this.task.updateOffsets) {
+      try {
+        const current: OffsetUpdate<P, O>[] = [...this.pending.values()];
+        const fresher = await this.task.updateOffsets(current);
+        for (const update of fresher ?? []) {
+          this.submitted.submitAcked(this.partitionKey(update.partition), update.partition, update.offset);
+        }
+        this.takeCommittable();
+      } catch (e) {
+        this.log.warn({ event: 'task.updateOffsets.failed', err: e }, 'updateOffsets() threw; flushing without its offsets');
+      }
+    }
+    if (this.storeWrite) {
+      // An earlier write timed out and is still running: a newer write must not overtake it.
+      this.log.warn({ event: 'offsets.flush.skipped' }, 'previous offset write still running; flush skipped');
+      return false;
+    }
+    if (this.pending.size === 0) {
+      await this.commitHook();
+      return true;
+    }
+    const toFlush = this.pending;
+    this.pending = new Map();
+    let entries: OffsetEntry[];
+    try {
+      const codec = this.task.offsets;
+      entries = [...toFlush.values()].map((e) => ({
+        partition: codec.encodePartition(e.partition),
+        offset: codec.encodeOffset(e.offset),
+      }));
+    } catch (e) {
+      this.restore(toFlush);
+      this.flushFailed(toTributaryError(e, 'OFFSET_FLUSH_FAILED', 'An offset could not be encoded'));
+      return false;
+    }
+    const write = this.store.write(this.options.connector, entries);
+    this.storeWrite = write;
+    write.then(
+      () => this.writeSettled(write),
+      () => this.writeSettled(write),
+    );
+    const outcome = await withTimeout(this.clock, write, this.settings.flushTimeoutMs);
+    if (!outcome.ok) {
+      this.restore(toFlush);
+      this.flushFailed(
+        outcome.timedOut
+          ? new TributaryError('OFFSET_FLUSH_TIMEOUT', `Offset flush of task ${this.id} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms); retrying at the next flush`)
+          : toTributaryError(outcome.error, 'OFFSET_FLUSH_FAILED', `Offset flush of task ${this.id} failed; retrying at the next flush`),
+      );
+      return false;
+    }
+    this.log.debug({ event: 'offsets.flushed', count: entries.length }, 'offsets flushed');
+    this.listener.offsetsFlushed?.(entries);
+    await this.commitHook();
+    return true;
+  }
+
+  private writeSettled(write: Promise<unknown>): void {
+    if (this.storeWrite === write) this.storeWrite = undefined;
+  }
+
+  /** Puts offsets that failed to flush back under any newer ones. */
+  private restore(toFlush: Map<string, Committable<P, O>>): void {
+    for (const [key, entry] of toFlush) if (!this.pending.has(key)) this.pending.set(key, entry);
+  }
+
+  private flushFailed(error: TributaryError): void {
+    this.log.warn({ event: 'offsets.flush.failed', err: error }, error.message);
+    this.listener.flushFailed?.(error);
+  }
+
+  private async commitHook(): Promise<void> {
+    try {
+      await this.task.commit();
+    } catch (e) {
+      this.log.warn({ event: 'task.commit.failed', err: e }, 'commit() threw; ignored');
+    }
+    this.listener.committed?.();
+  }
+
+  private fail(error: TributaryError): void {
+    if (this.status.state === 'FAILED' || this.status.state === 'STOPPED') return;
+    this.setStatus({ state: 'FAILED', trace: traceOf(error), error });
+    this.log.error({ event: 'task.failed', err: error }, error.message);
+    void this.close();
+  }
+
+  private close(): Promise<void> {
+    this.shutdown ??= this.closeOnce();
+    return this.shutdown;
+  }
+
+  private async closeOnce(): Promise<void> {
+    this.stopping = true;
+    // Heartbeats stop at once; periodic flushes go on until the final flush.
+    this.heartbeatTimer?.unsubscribe();
+    this.wake();
+    const timeout = this.settings.shutdownTimeoutMs;
+    if (!(await withTimeout(this.clock, this.loop, timeout)).ok) {
+      this.log.warn({ event: 'task.stop.round.timeout' }, `poll round still running after ${timeout} ms; abandoned`);
+    }
+    this.round?.unsubscribe();
+    await this.awaitInFlight(timeout);
+    this.flushTimer?.unsubscribe();
+    if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, this.settings.flushTimeoutMs);
+    if (this.taskStarted) await this.flushNow();
+    if (this.startAttempted) {
+      try {
+        await this.task.stop();
+      } catch (e) {
+        this.log.warn({ event: 'task.stop.failed', err: e }, 'stop() threw; ignored');
+      }
+    }
+    if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
+    this.log.info({ event: 'task.stopped', state: this.status.state }, 'task stopped');
+  }
+
+  private async awaitInFlight(timeoutMs: number): Promise<void> {
+    if (this.submitted.inFlight === 0) return;
+    const drained = new Promise<void>((resolve) => {
+      this.wakeDrained = resolve;
+    });
+    void this.sender.flush().catch(() => {});
+    const outcome = await withTimeout(this.clock, drained, timeoutMs);
+    this.wakeDrained = undefined;
+    if (!outcome.ok) {
+      this.log.warn(
+        { event: 'task.stop.inflight.timeout', inFlight: this.submitted.inFlight },
+        `${this.submitted.inFlight} records still unacknowledged after ${timeoutMs} ms; their offsets are not committed`,
+      );
+    }
+  }
+
+  private setStatus(status: TaskStatus): void {
+    this.state$.next(status);
+  }
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}

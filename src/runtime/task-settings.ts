@@ -1,0 +1,111 @@
+import { type ConfigProblem, configTypes, defineConfig } from '../api/config-def.js';
+import { ConfigError } from '../api/errors.js';
+import { CONVERTER_NAMES, type Converter, converterNamed } from './converters.js';
+
+/** The worker's `heartbeat.topic` when none is configured. */
+export const DEFAULT_HEARTBEAT_TOPIC = 'tributary-heartbeats';
+
+/** Worker-level settings that shape every task, as in Kafka Connect where the name exists there. */
+export const workerTaskConfig = defineConfig({
+  'offset.flush.interval.ms': {
+    type: configTypes.positiveInt,
+    default: 60_000,
+    description: 'How often committable offsets are written to the offset store, in milliseconds.',
+  },
+  'offset.flush.timeout.ms': {
+    type: configTypes.positiveInt,
+    default: 5_000,
+    description: 'How long one offset flush may take before it is cancelled and retried at the next interval, in milliseconds.',
+  },
+  'task.shutdown.graceful.timeout.ms': {
+    type: configTypes.nonNegativeInt,
+    default: 5_000,
+    description: 'How long a stopping task waits for its poll round and its in-flight records, in milliseconds.',
+  },
+  'heartbeat.topic': {
+    type: configTypes.string,
+    default: DEFAULT_HEARTBEAT_TOPIC,
+    description: 'Topic of heartbeat records for every connector that sets no heartbeat.topic of its own.',
+  },
+  'task.max.in.flight.records': {
+    type: configTypes.positiveInt,
+    default: 20_000,
+    description: 'Records sent but not yet acknowledged above which a task waits before its next poll round.',
+  },
+  'task.poll.backoff.ms': {
+    type: configTypes.nonNegativeInt,
+    default: 50,
+    description: 'Pause after a poll round that produced no record, in milliseconds.',
+  },
+  'key.converter': { type: configTypes.string, default: 'json', description: 'Default key converter.' },
+  'value.converter': { type: configTypes.string, default: 'json', description: 'Default value converter.' },
+});
+
+/** Connector-level settings the runtime owns (the connector's own keys are its config codec's). */
+export const connectorTaskConfig = defineConfig({
+  'heartbeat.interval.ms': {
+    type: configTypes.nonNegativeInt,
+    default: 0,
+    description: 'Interval between calls of produceHeartbeatRecords(), in milliseconds; 0 (the default) turns heartbeats off.',
+  },
+});
+
+/** Everything a task's pipeline needs, resolved once: no optional fields on the hot path. */
+export interface TaskSettings {
+  /** 0 = off. */
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTopic: string;
+  readonly flushIntervalMs: number;
+  readonly flushTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly maxInFlight: number;
+  readonly pollBackoffMs: number;
+  readonly keyConverter: Converter;
+  readonly valueConverter: Converter;
+}
+
+/**
+ * Resolves a task's settings from the worker config and the connector config. The connector's
+ * `heartbeat.topic`, `key.converter`, `value.converter` and `task.max.in.flight.records` win
+ * over the worker's. Throws a {@link ConfigError} naming every bad key.
+ */
+export function resolveTaskSettings(
+  worker: Readonly<Record<string, unknown>>,
+  connector: Readonly<Record<string, unknown>>,
+): TaskSettings {
+  const overridable = ['heartbeat.topic', 'key.converter', 'value.converter', 'task.max.in.flight.records'];
+  const merged: Record<string, unknown> = { ...worker };
+  for (const key of overridable) if (connector[key] !== undefined) merged[key] = connector[key];
+  const w = workerTaskConfig.parse(merged);
+  const c = connectorTaskConfig.parse(connector);
+  const problems: ConfigProblem[] = [...(w.ok ? [] : w.problems), ...(c.ok ? [] : c.problems)];
+  const converter = (key: 'key.converter' | 'value.converter'): Converter => {
+    const name = String(merged[key] ?? 'json');
+    const found = converterNamed(name);
+    if (!found) problems.push({ key, message: `Unknown ${key} "${name}": accepted are ${CONVERTER_NAMES.join(', ')}` });
+    const schemas = connector[`${key}.schemas.enable`] ?? worker[`${key}.schemas.enable`];
+    if (schemas !== undefined && String(schemas) !== 'false') {
+      problems.push({
+        key: `${key}.schemas.enable`,
+        message: `${key}.schemas.enable=${String(schemas)} is not supported: Tributary writes JSON without the schema envelope; set it to false or leave it out`,
+      });
+    }
+    return found ?? (() => null);
+  };
+  const keyConverter = converter('key.converter');
+  const valueConverter = converter('value.converter');
+  const topic = w.ok ? w.value['heartbeat.topic'] : '';
+  if (w.ok && topic.trim() === '') problems.push({ key: 'heartbeat.topic', message: 'heartbeat.topic must not be empty' });
+  if (!w.ok || !c.ok || problems.length > 0) throw new ConfigError('task settings', problems.map((p) => p.message));
+  return {
+    heartbeatIntervalMs: c.value['heartbeat.interval.ms'],
+    heartbeatTopic: topic,
+    flushIntervalMs: w.value['offset.flush.interval.ms'],
+    flushTimeoutMs: w.value['offset.flush.timeout.ms'],
+    shutdownTimeoutMs: w.value['task.shutdown.graceful.timeout.ms'],
+    maxInFlight: w.value['task.max.in.flight.records'],
+    pollBackoffMs: w.value['task.poll.backoff.ms'],
+    keyConverter,
+    valueConverter,
+  };
+}

@@ -1,0 +1,120 @@
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { TributaryError } from '../api/errors.js';
+import type { JsonObject, OffsetEntry } from '../runtime/ports.js';
+import { MemoryOffsetStore } from './memory-offset-store.js';
+
+const FORMAT = 'tributary-offsets/1';
+
+/**
+ * Offsets in a local JSON file, for standalone workers (`offset.storage.file.filename`).
+ *
+ * Every write replaces the whole file atomically: a temporary file beside it is written and
+ * fsynced, then renamed over it, and the folder is fsynced, so a crash leaves either the old
+ * or the new file. A file that cannot be read as offsets is an error naming the file, never
+ * a silent reset. (Kafka Connect's standalone file is Java-serialized and is not read here.)
+ */
+export class FileOffsetStore extends MemoryOffsetStore {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(readonly filename: string) {
+    super();
+  }
+
+  override async start(): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(this.filename, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new TributaryError('OFFSET_STORE_CORRUPT', `Cannot read offsets file ${this.filename}: ${(e as Error).message}`, { cause: e });
+    }
+    for (const [connector, entries] of parseOffsetsFile(this.filename, text)) this.apply(connector, entries);
+  }
+
+  override write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
+    const next = this.queue.then(async () => {
+      const before = this.snapshot();
+      this.apply(connector, entries);
+      try {
+        await this.persist();
+      } catch (e) {
+        this.restore(before);
+        throw e;
+      }
+    });
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private snapshot(): Map<string, Map<string, { partition: JsonObject; offset: JsonObject }>> {
+    return new Map([...this.data].map(([c, m]) => [c, new Map(m)]));
+  }
+
+  private restore(snapshot: Map<string, Map<string, { partition: JsonObject; offset: JsonObject }>>): void {
+    this.data.clear();
+    for (const [c, m] of snapshot) this.data.set(c, m);
+  }
+
+  private async persist(): Promise<void> {
+    const connectors: Record<string, { partition: JsonObject; offset: JsonObject }[]> = {};
+    for (const [connector, partitions] of [...this.data].sort(([a], [b]) => a.localeCompare(b))) {
+      connectors[connector] = [...partitions.values()];
+    }
+    const text = `${JSON.stringify({ format: FORMAT, connectors }, null, 1)}\n`;
+    const dir = dirname(this.filename);
+    await mkdir(dir, { recursive: true });
+    const tmp = join(dir, `.${basename(this.filename)}.${process.pid}.tmp`);
+    const handle = await open(tmp, 'w');
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await rename(tmp, this.filename);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    const dirHandle = await open(dir, 'r');
+    try {
+      await dirHandle.sync();
+    } finally {
+      await dirHandle.close();
+    }
+  }
+}
+
+/** Parses an offsets file; throws OFFSET_STORE_CORRUPT naming the file and what is wrong. */
+export function parseOffsetsFile(filename: string, text: string): Array<[string, OffsetEntry[]]> {
+  const corrupt = (what: string) =>
+    new TributaryError(
+      'OFFSET_STORE_CORRUPT',
+      `Offsets file ${filename} is corrupt: ${what}. It was left untouched; restore it from a backup, or move it away to start every connector from no offsets.`,
+    );
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw corrupt(`not JSON (${(e as Error).message})`);
+  }
+  if (!isObject(doc) || doc.format !== FORMAT) throw corrupt(`expected a JSON object with "format": "${FORMAT}"`);
+  if (!isObject(doc.connectors)) throw corrupt('expected "connectors" to be an object of connector name to entries');
+  const out: Array<[string, OffsetEntry[]]> = [];
+  for (const [connector, entries] of Object.entries(doc.connectors)) {
+    if (!Array.isArray(entries)) throw corrupt(`connectors.${connector} is not an array`);
+    entries.forEach((entry, i) => {
+      if (!isObject(entry) || !isObject(entry.partition) || !isObject(entry.offset)) {
+        throw corrupt(`connectors.${connector}[${i}] needs "partition" and "offset" objects`);
+      }
+    });
+    out.push([connector, entries as OffsetEntry[]]);
+  }
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

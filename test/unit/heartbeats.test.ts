@@ -1,0 +1,160 @@
+import { Observable, of } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { HeartbeatRecord } from '../../src/api/source-record.js';
+import { DEFAULT_HEARTBEAT_TOPIC } from '../../src/runtime/task-settings.js';
+import { MockRuntime } from '../../src/testing/mock-runtime.js';
+import { type CounterOffset, type CounterPartition, CounterTask, ScriptedTask, record } from '../helpers/counter-task.js';
+
+describe('heartbeats', () => {
+  it('are off by default: produceHeartbeatRecords() is never called', async () => {
+    const run = await MockRuntime.start(CounterTask, { config: { topic: 't', limit: 0, heartbeats: true } });
+    await run.advanceBy('1h');
+    expect((run.task as CounterTask).heartbeatCalls).toBe(0);
+    expect(run.heartbeats).toHaveLength(0);
+    await run.stop();
+  });
+
+  it('are off with heartbeat.interval.ms=0', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 0, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': '0' },
+    });
+    await run.advanceBy('10m');
+    expect((run.task as CounterTask).heartbeatCalls).toBe(0);
+    await run.stop();
+  });
+
+  it('respect the interval over an hour of virtual time', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 0, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 30_000 },
+    });
+    const start = run.clock.now();
+    await run.advanceBy('1h');
+    const times = run.heartbeats.map((r) => r.ackedAt - start);
+    expect(times).toHaveLength(120);
+    expect(times.every((t, i) => t === (i + 1) * 30_000)).toBe(true);
+    await run.stop();
+  });
+
+  it("go to the worker's heartbeat.topic, or the documented default, never to a data topic", async () => {
+    const withWorker = await MockRuntime.start(CounterTask, {
+      config: { topic: 'data', limit: 2, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 1000 },
+      workerConfig: { 'heartbeat.topic': 'worker-beats' },
+    });
+    await withWorker.advanceBy('3s');
+    expect(withWorker.heartbeats.map((r) => r.topic)).toEqual(['worker-beats', 'worker-beats', 'worker-beats']);
+    expect(withWorker.records('data').every((r) => !r.heartbeat)).toBe(true);
+    await withWorker.stop();
+
+    const byDefault = await MockRuntime.start(CounterTask, {
+      config: { topic: 'data', limit: 2, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 1000 },
+    });
+    await byDefault.advanceBy('1s');
+    expect(byDefault.heartbeats.map((r) => r.topic)).toEqual([DEFAULT_HEARTBEAT_TOPIC]);
+    expect(DEFAULT_HEARTBEAT_TOPIC).toBe('tributary-heartbeats');
+    await byDefault.stop();
+  });
+
+  it("go to the connector's heartbeat.topic over the worker's", async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 'data', limit: 2, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 1000, 'heartbeat.topic': 'orders-beats' },
+      workerConfig: { 'heartbeat.topic': 'worker-beats' },
+    });
+    await run.advanceBy('2s');
+    expect(run.heartbeats.map((r) => r.topic)).toEqual(['orders-beats', 'orders-beats']);
+    await run.stop();
+  });
+
+  it("commit a heartbeat's offset only after every earlier record of its partition is acknowledged", async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of(record('a', 1), record('a', 2), record('b', 1))];
+    task.heartbeat = () =>
+      of<HeartbeatRecord<CounterPartition, CounterOffset>>(
+        { sourcePartition: { stream: 'a' }, sourceOffset: { n: 50 } },
+        { sourcePartition: { stream: 'b' }, sourceOffset: { n: 70 } },
+      );
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      connectorConfig: { 'heartbeat.interval.ms': 1000 },
+      holdAcks: (r) => !r.heartbeat && r.sourcePartition.stream === 'a' && r.sourceOffset.n === 2,
+    });
+    await run.advanceBy('1s');
+    expect(run.heartbeats).toHaveLength(2);
+    await run.flush();
+    // a's heartbeat is acknowledged, but record a/2 before it is not: a stays at 1. b moves on.
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 1 });
+    expect(await run.committedOffset({ stream: 'b' })).toEqual({ n: 70 });
+    await run.releaseAcks();
+    await run.flush();
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 50 });
+    await run.stop();
+  });
+
+  it('skip a tick that comes while the previous call is still running', async () => {
+    const task = new ScriptedTask();
+    let calls = 0;
+    task.heartbeat = () =>
+      new Observable<HeartbeatRecord<CounterPartition, CounterOffset>>((sub) => {
+        calls++;
+        // Each call takes 2.5 intervals.
+        const h = task.context.clock.scheduler.schedule(() => {
+          sub.next({ sourcePartition: { stream: 'a' }, sourceOffset: { n: calls } });
+          sub.complete();
+        }, 2500);
+        return () => h.unsubscribe();
+      });
+    const run = await MockRuntime.start(() => task, { config: {}, connectorConfig: { 'heartbeat.interval.ms': 1000 } });
+    await run.advanceBy('10s');
+    // Calls start at 1s, 4s, 7s, 10s: the ticks at 2, 3, 5, 6, 8, 9 s are skipped, not queued.
+    expect(calls).toBe(4);
+    expect(run.heartbeats.map((r) => r.ackedAt - run.clock.now() + 10_000)).toEqual([3500, 6500, 9500]);
+    await run.stop();
+  });
+});
+
+describe('offset-only updates (updateOffsets)', () => {
+  it('commits fresher offsets, also for partitions without records, after the earlier records of their partition', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of(record('a', 1), record('a', 2))];
+    const seen: unknown[] = [];
+    task.updateOffsets = (pending) => {
+      seen.push(pending);
+      return [
+        { partition: { stream: 'a' }, offset: { n: 10 } },
+        { partition: { stream: 'idle' }, offset: { n: 99 } },
+      ];
+    };
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      workerConfig: { 'offset.flush.interval.ms': 1000 },
+      holdAcks: (r) => r.sourceOffset.n === 2,
+    });
+    await run.advanceBy('1s');
+    expect(seen[0]).toEqual([{ partition: { stream: 'a' }, offset: { n: 1 } }]);
+    expect(await run.committedOffset({ stream: 'idle' })).toEqual({ n: 99 });
+    // a/2 is not acknowledged: the update for a waits behind it.
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 1 });
+    await run.releaseAcks();
+    task.updateOffsets = () => undefined;
+    await run.advanceBy('1s');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 10 });
+    expect(run.heartbeats).toHaveLength(0);
+    await run.stop();
+  });
+
+  it('commits the offsets it returns without writing any record, next to the heartbeat path', async () => {
+    const task = new ScriptedTask();
+    let lsn = 100;
+    task.updateOffsets = () => [{ partition: { stream: 'wal' }, offset: { n: (lsn += 10) } }];
+    const run = await MockRuntime.start(() => task, { config: {}, workerConfig: { 'offset.flush.interval.ms': 1000 } });
+    await run.advanceBy('3s');
+    expect(run.captured).toHaveLength(0);
+    expect(run.flushes.map((f) => f[0]?.offset.n)).toEqual([110, 120, 130]);
+    expect(run.commits).toBe(3);
+    await run.stop();
+  });
+});

@@ -1,0 +1,377 @@
+import { defer, from, NEVER, Observable, of, throwError } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { MockRuntime } from '../../src/testing/mock-runtime.js';
+import { CounterTask, ScriptedTask, record } from '../helpers/counter-task.js';
+
+const FLUSH = { 'offset.flush.interval.ms': 1000 };
+
+describe('poll rounds', () => {
+  it('delivers every polled record and commits the last offset of each partition after a flush', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 'numbers', batch: 3, limit: 9, streams: ['a', 'b'] },
+      workerConfig: FLUSH,
+    });
+    await run.advanceBy('2s');
+    expect(run.records('numbers').map((r) => `${r.sourcePartition.stream}${r.sourceOffset.n}`).sort()).toEqual(
+      ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'b7', 'b8', 'b9'].sort(),
+    );
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 9 });
+    expect(await run.committedOffset({ stream: 'b' })).toEqual({ n: 9 });
+    expect(run.status.state).toBe('RUNNING');
+    await run.stop();
+  });
+
+  it('starts the next round only when the previous Observable completed', async () => {
+    const task = new ScriptedTask();
+    let active = 0;
+    let maxActive = 0;
+    const slowRound = () =>
+      new Observable<ReturnType<typeof record>>((sub) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        const handle = task.context.clock.scheduler.schedule(() => {
+          sub.next(record('a', task.polls));
+          active--;
+          sub.complete();
+        }, 500);
+        return () => handle.unsubscribe();
+      });
+    task.rounds = [slowRound, slowRound, slowRound];
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('1400ms');
+    expect(task.polls).toBe(3);
+    expect(maxActive).toBe(1);
+    expect(run.dataRecords.map((r) => r.sourceOffset.n)).toEqual([1, 2]);
+    await run.stop();
+  });
+
+  it('backs off after a round that produced nothing instead of polling in a hot loop', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 0 },
+      workerConfig: { 'task.poll.backoff.ms': 100 },
+    });
+    const before = run.task instanceof CounterTask ? run.task.polls : 0;
+    await run.advanceBy('1s');
+    const polls = (run.task as CounterTask).polls - before;
+    expect(polls).toBeGreaterThanOrEqual(9);
+    expect(polls).toBeLessThanOrEqual(11);
+    await run.stop();
+  });
+
+  it('fails the task with a message naming the problem when a data record has no topic', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of({ sourcePartition: { stream: 'a' }, sourceOffset: { n: 1 }, value: 1 } as never)];
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('100ms');
+    const status = run.status;
+    expect(status.state).toBe('FAILED');
+    if (status.state !== 'FAILED') return;
+    expect(status.trace).toContain('has no topic');
+    expect(status.trace).toContain('{"stream":"a"}');
+    expect((status.error as { code?: string }).code).toBe('RECORD_INVALID');
+  });
+
+  it('fails the task on an invalid Kafka partition', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of({ ...record('a', 1), kafkaPartition: -1 })];
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('100ms');
+    expect(run.status.state).toBe('FAILED');
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('kafkaPartition -1');
+  });
+});
+
+describe('failure', () => {
+  it('moves to FAILED on a poll() error and still commits what was acknowledged before it', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [
+      () => from([record('a', 1), record('a', 2)]),
+      () => defer(() => throwError(() => new Error('source went away'))),
+    ];
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('200ms');
+    await run.stop();
+    const status = run.status;
+    expect(status.state).toBe('FAILED');
+    if (status.state === 'FAILED') {
+      expect(status.trace).toContain('source went away');
+      expect(status.trace).toContain('poll() of task test-connector-0 failed');
+    }
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 2 });
+  });
+
+  it('moves to FAILED when poll() throws synchronously', async () => {
+    const task = new ScriptedTask();
+    task.poll = () => {
+      throw new Error('boom');
+    };
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('10ms');
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('boom');
+  });
+
+  it('moves to FAILED on a heartbeat error', async () => {
+    const task = new ScriptedTask();
+    task.heartbeat = () => throwError(() => new Error('no position'));
+    const run = await MockRuntime.start(() => task, { config: {}, connectorConfig: { 'heartbeat.interval.ms': 1000 } });
+    await run.advanceBy('999ms');
+    expect(run.status.state).toBe('RUNNING');
+    await run.advanceBy('1ms');
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('no position');
+    expect(run.status.state === 'FAILED' && (run.status.error as { code?: string }).code).toBe('HEARTBEAT_FAILED');
+  });
+
+  it('moves to FAILED when the sender gives up on a record, keeping earlier acknowledged offsets', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 10 },
+      failAcks: (r) => r.sourceOffset.n === 6,
+    });
+    await run.advanceBy('1s');
+    await run.stop();
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('mock send failure');
+    expect(run.status.state === 'FAILED' && (run.status.error as { code?: string }).code).toBe('SEND_FAILED');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 5 });
+  });
+
+  it('fails a task whose start() throws, without flushing or committing', async () => {
+    class Broken extends CounterTask {
+      override async start(): Promise<void> {
+        throw new Error('cannot open source');
+      }
+    }
+    const run = await MockRuntime.start(Broken, { config: { topic: 't' } });
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('cannot open source');
+    await run.stop();
+    expect(run.commits).toBe(0);
+    expect((run.task as CounterTask).stopped).toBe(true);
+  });
+});
+
+describe('acknowledgements per source partition', () => {
+  it('never commits past the first unacknowledged record of a partition, and partitions are independent', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', batch: 5, limit: 5, streams: ['a', 'b'] },
+      holdAcks: (r) => r.sourcePartition.stream === 'a' && r.sourceOffset.n === 3,
+    });
+    await run.advanceBy('100ms');
+    await run.flush();
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 2 });
+    expect(await run.committedOffset({ stream: 'b' })).toEqual({ n: 5 });
+    await run.releaseAcks();
+    await run.flush();
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 5 });
+    await run.stop();
+  });
+});
+
+describe('offset flush', () => {
+  it('flushes every offset.flush.interval.ms and calls commit() after each successful flush', async () => {
+    const run = await MockRuntime.start(CounterTask, { config: { topic: 't', limit: 3 }, workerConfig: { 'offset.flush.interval.ms': 60_000 } });
+    await run.advanceBy('59s');
+    expect(run.flushes).toHaveLength(0);
+    expect(run.commits).toBe(0);
+    await run.advanceBy('1s');
+    expect(run.flushes).toEqual([[{ partition: { stream: 'a' }, offset: { n: 3 } }]]);
+    expect(run.commits).toBe(1);
+    await run.advanceBy('60s');
+    expect(run.commits).toBe(2);
+    expect(run.flushes).toHaveLength(1);
+    await run.stop();
+  });
+
+  it('keeps the offsets of a failed flush for the next one and does not call commit()', async () => {
+    const run = await MockRuntime.start(CounterTask, { config: { topic: 't', limit: 3 }, workerConfig: FLUSH });
+    const write = run.store.write.bind(run.store);
+    let failures = 1;
+    run.store.write = async (c, e) => {
+      if (failures-- > 0) throw new Error('disk full');
+      return write(c, e);
+    };
+    await run.advanceBy('1s');
+    expect(run.commits).toBe(0);
+    expect(await run.committedOffset({ stream: 'a' })).toBeUndefined();
+    await run.advanceBy('1s');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 3 });
+    expect(run.commits).toBe(1);
+    await run.stop();
+  });
+
+  it('bounds a flush by offset.flush.timeout.ms, runs one at a time, and retries later', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 3 },
+      workerConfig: { 'offset.flush.interval.ms': 1000, 'offset.flush.timeout.ms': 300 },
+    });
+    const write = run.store.write.bind(run.store);
+    let calls = 0;
+    let releaseFirst: () => void = () => {};
+    run.store.write = (c, e) => {
+      calls++;
+      if (calls === 1) return new Promise<void>((resolve) => (releaseFirst = resolve));
+      return write(c, e);
+    };
+    await run.advanceBy('1300ms');
+    expect(calls).toBe(1);
+    expect(run.commits).toBe(0);
+    // The timed-out write is still running: the next flush must not overtake it.
+    await run.advanceBy('1s');
+    expect(calls).toBe(1);
+    releaseFirst();
+    await run.advanceBy('1s');
+    expect(calls).toBe(2);
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 3 });
+    expect(run.commits).toBe(1);
+    await run.stop();
+  });
+});
+
+describe('backpressure', () => {
+  it('keeps records in flight at the bound when the source is much faster than the sender', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', batch: 10 },
+      workerConfig: { 'task.max.in.flight.records': 100 },
+      ackDelayMs: 1000,
+    });
+    const samples: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      await run.advanceBy('250ms');
+      samples.push(run.inFlight);
+    }
+    // The bound applies between rounds: at most one round (10 records) above it.
+    expect(Math.max(...samples)).toBeLessThanOrEqual(110);
+    expect(Math.max(...samples)).toBeGreaterThanOrEqual(100);
+    expect(samples.slice(-5).every((n) => n >= 90)).toBe(true);
+    expect(run.dataRecords.length).toBeGreaterThan(300);
+    await run.stop();
+  });
+});
+
+describe('pause and resume', () => {
+  it('neither polls nor heartbeats while paused, but still flushes offsets', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 100 },
+      workerConfig: FLUSH,
+      ackDelayMs: 500,
+    });
+    await run.advanceBy('300ms');
+    run.pause();
+    const task = run.task as CounterTask;
+    const polls = task.polls;
+    const beats = task.heartbeatCalls;
+    const flushesBefore = run.flushes.length;
+    await run.advanceBy('3s');
+    expect(task.polls).toBe(polls);
+    expect(task.heartbeatCalls).toBe(beats);
+    expect(run.flushes.length).toBeGreaterThan(flushesBefore);
+    expect(run.status.state).toBe('PAUSED');
+    run.resume();
+    await run.advanceBy('200ms');
+    expect(task.polls).toBeGreaterThan(polls);
+    expect(task.heartbeatCalls).toBeGreaterThan(beats);
+    await run.stop();
+  });
+});
+
+describe('graceful stop', () => {
+  it('stops polling, waits for in-flight acknowledgements, flushes, then calls stop()', async () => {
+    const run = await MockRuntime.start(CounterTask, { config: { topic: 't', batch: 5 }, ackDelayMs: 200 });
+    await run.advanceBy('100ms');
+    expect(run.inFlight).toBeGreaterThan(0);
+    await run.stop();
+    const task = run.task as CounterTask;
+    expect(run.status.state).toBe('STOPPED');
+    expect(task.stopped).toBe(true);
+    expect(run.inFlight).toBe(0);
+    const last = Math.max(...run.dataRecords.map((r) => r.sourceOffset.n));
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: last });
+    expect(task.positions.get('a')).toBe(last);
+  });
+
+  it('gives up on acknowledgements after task.shutdown.graceful.timeout.ms and commits only what was acknowledged', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 5 },
+      workerConfig: { 'task.shutdown.graceful.timeout.ms': 1000 },
+      holdAcks: (r) => r.sourceOffset.n === 4,
+    });
+    await run.advanceBy('100ms');
+    await run.stop();
+    expect(run.status.state).toBe('STOPPED');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 3 });
+  });
+
+  it('abandons a poll round that does not complete within the grace period', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => NEVER];
+    const run = await MockRuntime.start(() => task, { config: {}, workerConfig: { 'task.shutdown.graceful.timeout.ms': 500 } });
+    await run.advanceBy('10ms');
+    await run.stop();
+    expect(run.status.state).toBe('STOPPED');
+  });
+});
+
+describe('restart', () => {
+  it('resumes from the committed offsets after a crash, repeating only what was not committed', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', batch: 2, limit: 10 },
+      workerConfig: FLUSH,
+      holdAcks: (r) => r.sourceOffset.n > 6,
+    });
+    await run.advanceBy('1s');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 6 });
+    await run.restart({ crash: true });
+    await run.advanceBy('2s');
+    const ns = run.dataRecords.map((r) => r.sourceOffset.n);
+    expect(ns).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 10 });
+    expect(run.starts).toBe(2);
+    await run.stop();
+  });
+});
+
+describe('offset reader', () => {
+  it('rejects a stored offset that does not decode with the connector, the partition and the io-ts path', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      connector: 'orders-cdc',
+      config: { topic: 't' },
+      storedOffsets: [{ partition: { stream: 'a' }, offset: { n: 'seven' } }],
+    });
+    const status = run.status;
+    expect(status.state).toBe('FAILED');
+    if (status.state !== 'FAILED') return;
+    expect(status.error.message).toContain("'orders-cdc'");
+    expect(status.error.message).toContain('{"stream":"a"}');
+    expect(status.error.message).toContain('offset.n: expected number, got "seven"');
+    expect((status.error as { code?: string }).code).toBe('OFFSET_DECODE');
+  });
+
+  it('reads every committed offset, decoded', async () => {
+    const task = new CounterTask();
+    let all: unknown;
+    task.start = async (config, context) => {
+      task.config = config;
+      all = await context.offsets.offsets();
+    };
+    await MockRuntime.start(() => task, {
+      config: { topic: 't', limit: 0 },
+      committedOffsets: [
+        { partition: { stream: 'a' }, offset: { n: 4 } },
+        { partition: { stream: 'b' }, offset: { n: 9 } },
+      ],
+    });
+    expect(all).toEqual([
+      { partition: { stream: 'a' }, offset: { n: 4 } },
+      { partition: { stream: 'b' }, offset: { n: 9 } },
+    ]);
+  });
+});
+
+describe('converters', () => {
+  it('fails the task with a clear message when a value cannot be converted', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of({ ...record('a', 1), value: { nested: true } })];
+    const run = await MockRuntime.start(() => task, { config: {}, connectorConfig: { 'value.converter': 'string' } });
+    await run.advanceBy('10ms');
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('string converter cannot write a Object object');
+  });
+});
+
