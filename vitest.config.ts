@@ -1,9 +1,21 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // Examples import 'tributary' as an author would; in this repo that is the source.
+    alias: [
+      { find: /^tributary\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^tributary\/runtime$/, replacement: src('runtime/index.ts') },
+      { find: /^tributary$/, replacement: src('index.ts') },
+    ],
+  },
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
@@ -11,6 +23,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts', 'examples/*/test/**/*.int.test.ts'],

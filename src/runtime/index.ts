@@ -3,7 +3,10 @@
  * Tributary in your own process; connector authors need only `tributary`.
  * @module
  */
-export { type Converter, type ConverterName, bytesConverter, jsonConverter, stringConverter } from './converters.js';
+
+export { FileOffsetStore } from '../storage/file-offset-store.js';
+export { MemoryOffsetStore } from '../storage/memory-offset-store.js';
+export { bytesConverter, type Converter, type ConverterName, jsonConverter, stringConverter } from './converters.js';
 export type {
   OffsetEntry,
   OffsetStore,
@@ -15,5 +18,3 @@ export type {
 export { type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
 export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';
 export type { TaskState, TaskStatus } from './task-status.js';
-export { FileOffsetStore } from '../storage/file-offset-store.js';
-export { MemoryOffsetStore } from '../storage/memory-offset-store.js';

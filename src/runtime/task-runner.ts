@@ -35,6 +35,8 @@ export interface TaskRunnerOptions<P, O, C> {
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly listener?: TaskListener;
+  /** Start PAUSED instead of RUNNING (KIP-980 `initial_state`). */
+  readonly startPaused?: boolean;
 }
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
@@ -114,7 +116,7 @@ export class TaskRunner<P, O, C> {
       return;
     }
     if (this.stopping) return;
-    this.setStatus({ state: 'RUNNING' });
+    this.setStatus({ state: this.options.startPaused ? 'PAUSED' : 'RUNNING' });
     this.log.info({ event: 'task.started' }, 'task started');
     this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
     if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe();
@@ -263,7 +265,12 @@ export class TaskRunner<P, O, C> {
     if (this.status.state === 'FAILED') return;
     try {
       const topic = heartbeat ? this.settings.heartbeatTopic : record.topic;
-      if (typeof topic !== 'string' || topic.length === 0) throw this.invalid(record, 'has no topic', 'every record from poll() needs one; heartbeat records come from produceHeartbeatRecords()');
+      if (typeof topic !== 'string' || topic.length === 0)
+        throw this.invalid(
+          record,
+          'has no topic',
+          'every record from poll() needs one; heartbeat records come from produceHeartbeatRecords()',
+        );
       const partition = record.kafkaPartition;
       if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0)) {
         throw this.invalid(record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
@@ -278,7 +285,11 @@ export class TaskRunner<P, O, C> {
         heartbeat,
         source: record,
       };
-      const handle = this.submitted.submit(this.partitionKey(record.sourcePartition), record.sourcePartition, record.sourceOffset);
+      const handle = this.submitted.submit(
+        this.partitionKey(record.sourcePartition),
+        record.sourcePartition,
+        record.sourceOffset,
+      );
       this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
     } catch (e) {
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
@@ -393,12 +404,22 @@ export class TaskRunner<P, O, C> {
       this.restore(toFlush);
       this.flushFailed(
         outcome.timedOut
-          ? new TributaryError('OFFSET_FLUSH_TIMEOUT', `Offset flush of task ${this.id} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms); retrying at the next flush`)
-          : toTributaryError(outcome.error, 'OFFSET_FLUSH_FAILED', `Offset flush of task ${this.id} failed; retrying at the next flush`),
+          ? new TributaryError(
+              'OFFSET_FLUSH_TIMEOUT',
+              `Offset flush of task ${this.id} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms); retrying at the next flush`,
+            )
+          : toTributaryError(
+              outcome.error,
+              'OFFSET_FLUSH_FAILED',
+              `Offset flush of task ${this.id} failed; retrying at the next flush`,
+            ),
       );
       return false;
     }
-    this.log.debug({ event: 'offsets.flushed', count: entries.length }, 'offsets flushed');
+    this.log.info(
+      { event: 'offsets.committed', count: entries.length, offsets: entries.length > 10 ? entries.slice(0, 10) : entries },
+      'offsets committed',
+    );
     this.listener.offsetsFlushed?.(entries);
     await this.commitHook();
     return true;

@@ -96,7 +96,11 @@ export function resolveTaskSettings(
   const valueConverter = converter('value.converter');
   const topic = w.ok ? w.value['heartbeat.topic'] : '';
   if (w.ok && topic.trim() === '') problems.push({ key: 'heartbeat.topic', message: 'heartbeat.topic must not be empty' });
-  if (!w.ok || !c.ok || problems.length > 0) throw new ConfigError('task settings', problems.map((p) => p.message));
+  if (!w.ok || !c.ok || problems.length > 0)
+    throw new ConfigError(
+      'task settings',
+      problems.map((p) => p.message),
+    );
   return {
     heartbeatIntervalMs: c.value['heartbeat.interval.ms'],
     heartbeatTopic: topic,

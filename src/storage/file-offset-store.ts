@@ -27,7 +27,9 @@ export class FileOffsetStore extends MemoryOffsetStore {
       text = await readFile(this.filename, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new TributaryError('OFFSET_STORE_CORRUPT', `Cannot read offsets file ${this.filename}: ${(e as Error).message}`, { cause: e });
+      throw new TributaryError('OFFSET_STORE_CORRUPT', `Cannot read offsets file ${this.filename}: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
     for (const [connector, entries] of parseOffsetsFile(this.filename, text)) this.apply(connector, entries);
   }

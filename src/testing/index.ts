@@ -8,11 +8,12 @@
  * ```
  * @module
  */
-export { MockSender, type RecordPredicate } from './mock-sender.js';
+
 export {
   type CapturedRecord,
   type CapturedRecordView,
   MockRuntime,
   type MockRuntimeOptions,
 } from './mock-runtime.js';
+export { MockSender, type RecordPredicate } from './mock-sender.js';
 export { type Duration, toMillis, VirtualClock } from './virtual-clock.js';

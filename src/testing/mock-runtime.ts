@@ -1,7 +1,7 @@
 import { canonicalJson } from '../api/canonical-json.js';
+import { type Logger, silentLogger } from '../api/logger.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import { isSourceTaskClass, type SourceTask } from '../api/source-task.js';
-import { silentLogger, type Logger } from '../api/logger.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata } from '../runtime/ports.js';
 import { TaskRunner } from '../runtime/task-runner.js';
 import { resolveTaskSettings } from '../runtime/task-settings.js';
@@ -105,10 +105,7 @@ export class MockRuntime<P, O, C> {
   }
 
   /** Starts the task (a class or a factory) and resolves once it runs or has failed to start. */
-  static async start<P, O, C>(
-    task: TaskFactory<P, O, C>,
-    options: MockRuntimeOptions<P, O, C>,
-  ): Promise<MockRuntime<P, O, C>> {
+  static async start<P, O, C>(task: TaskFactory<P, O, C>, options: MockRuntimeOptions<P, O, C>): Promise<MockRuntime<P, O, C>> {
     const run = new MockRuntime(task, options);
     const codecTask = run.instantiate();
     const seeded: OffsetEntry[] = [

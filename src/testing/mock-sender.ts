@@ -107,7 +107,12 @@ export class MockSender implements RecordSender {
     return { topic: record.topic, partition, offset, timestamp: record.timestamp ?? this.clock.now() };
   }
 
-  private complete(generation: number, onDone: SendCallback, error: Error | undefined, metadata: RecordMetadata | undefined): void {
+  private complete(
+    generation: number,
+    onDone: SendCallback,
+    error: Error | undefined,
+    metadata: RecordMetadata | undefined,
+  ): void {
     if (generation !== this.generation) return;
     this.outstanding--;
     onDone(error, metadata);

@@ -48,7 +48,13 @@ export class CounterTask extends SourceTask<CounterPartition, CounterOffset, Cou
         for (let i = 0; i < (this.config.batch ?? 1); i++) {
           if (this.config.limit !== undefined && n >= this.config.limit) break;
           n++;
-          out.push({ sourcePartition: { stream }, sourceOffset: { n }, topic: this.config.topic, key: stream, value: { stream, n } });
+          out.push({
+            sourcePartition: { stream },
+            sourceOffset: { n },
+            topic: this.config.topic,
+            key: stream,
+            value: { stream, n },
+          });
         }
         this.positions.set(stream, n);
       }
@@ -59,7 +65,9 @@ export class CounterTask extends SourceTask<CounterPartition, CounterOffset, Cou
   override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
     this.heartbeatCalls++;
     if (!this.config.heartbeats) return EMPTY;
-    return from([...this.positions].map(([stream, n]) => ({ sourcePartition: { stream }, sourceOffset: { n }, value: { heartbeat: n } })));
+    return from(
+      [...this.positions].map(([stream, n]) => ({ sourcePartition: { stream }, sourceOffset: { n }, value: { heartbeat: n } })),
+    );
   }
 
   override commit(): void {

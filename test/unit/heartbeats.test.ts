@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { HeartbeatRecord } from '../../src/api/source-record.js';
 import { DEFAULT_HEARTBEAT_TOPIC } from '../../src/runtime/task-settings.js';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
-import { type CounterOffset, type CounterPartition, CounterTask, ScriptedTask, record } from '../helpers/counter-task.js';
+import { type CounterOffset, type CounterPartition, CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
 
 describe('heartbeats', () => {
   it('are off by default: produceHeartbeatRecords() is never called', async () => {
@@ -73,7 +73,7 @@ describe('heartbeats', () => {
     const task = new ScriptedTask();
     task.rounds = [() => of(record('a', 1), record('a', 2), record('b', 1))];
     task.heartbeat = () =>
-      of<HeartbeatRecord<CounterPartition, CounterOffset>>(
+      of<HeartbeatRecord<CounterPartition, CounterOffset>[]>(
         { sourcePartition: { stream: 'a' }, sourceOffset: { n: 50 } },
         { sourcePartition: { stream: 'b' }, sourceOffset: { n: 70 } },
       );
@@ -149,7 +149,10 @@ describe('offset-only updates (updateOffsets)', () => {
   it('commits the offsets it returns without writing any record, next to the heartbeat path', async () => {
     const task = new ScriptedTask();
     let lsn = 100;
-    task.updateOffsets = () => [{ partition: { stream: 'wal' }, offset: { n: (lsn += 10) } }];
+    task.updateOffsets = () => {
+      lsn += 10;
+      return [{ partition: { stream: 'wal' }, offset: { n: lsn } }];
+    };
     const run = await MockRuntime.start(() => task, { config: {}, workerConfig: { 'offset.flush.interval.ms': 1000 } });
     await run.advanceBy('3s');
     expect(run.captured).toHaveLength(0);

@@ -26,12 +26,16 @@ describe('SubmittedRecords', () => {
             for (const [key, entry] of sr.takeCommittable()) committed.set(key, entry.offset);
             for (const [key, offset] of committed) {
               const p = Number(key.slice(1));
-              const ofPartition = partitions.map((q, i) => [q, i] as const).filter(([q]) => q === p).map(([, i]) => i);
+              const ofPartition = partitions
+                .map((q, i) => [q, i] as const)
+                .filter(([q]) => q === p)
+                .map(([, i]) => i);
               // Every record of the partition up to the committed one is acknowledged...
               for (const i of ofPartition) if (i <= offset) expect(acked.has(i)).toBe(true);
               // ...and the committed offset is the last of the acknowledged prefix.
               const firstUnacked = ofPartition.find((i) => !acked.has(i));
-              const expected = firstUnacked === undefined ? ofPartition.at(-1) : ofPartition.filter((i) => i < firstUnacked).at(-1);
+              const expected =
+                firstUnacked === undefined ? ofPartition.at(-1) : ofPartition.filter((i) => i < firstUnacked).at(-1);
               expect(offset).toBe(expected);
             }
           };

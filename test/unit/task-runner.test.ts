@@ -1,7 +1,7 @@
 import { defer, from, NEVER, Observable, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
-import { CounterTask, ScriptedTask, record } from '../helpers/counter-task.js';
+import { CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
 
 const FLUSH = { 'offset.flush.interval.ms': 1000 };
 
@@ -12,7 +12,12 @@ describe('poll rounds', () => {
       workerConfig: FLUSH,
     });
     await run.advanceBy('2s');
-    expect(run.records('numbers').map((r) => `${r.sourcePartition.stream}${r.sourceOffset.n}`).sort()).toEqual(
+    expect(
+      run
+        .records('numbers')
+        .map((r) => `${r.sourcePartition.stream}${r.sourceOffset.n}`)
+        .sort(),
+    ).toEqual(
       ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'b7', 'b8', 'b9'].sort(),
     );
     expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 9 });
@@ -60,7 +65,10 @@ describe('poll rounds', () => {
 
   it('fails the task with a message naming the problem when a data record has no topic', async () => {
     const task = new ScriptedTask();
-    task.rounds = [() => of({ sourcePartition: { stream: 'a' }, sourceOffset: { n: 1 }, value: 1 } as never)];
+    const noTopic = { sourcePartition: { stream: 'a' }, sourceOffset: { n: 1 }, value: 1 } as unknown as ReturnType<
+      typeof record
+    >;
+    task.rounds = [() => of(noTopic)];
     const run = await MockRuntime.start(() => task, { config: {} });
     await run.advanceBy('100ms');
     const status = run.status;
@@ -166,7 +174,10 @@ describe('acknowledgements per source partition', () => {
 
 describe('offset flush', () => {
   it('flushes every offset.flush.interval.ms and calls commit() after each successful flush', async () => {
-    const run = await MockRuntime.start(CounterTask, { config: { topic: 't', limit: 3 }, workerConfig: { 'offset.flush.interval.ms': 60_000 } });
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 3 },
+      workerConfig: { 'offset.flush.interval.ms': 60_000 },
+    });
     await run.advanceBy('59s');
     expect(run.flushes).toHaveLength(0);
     expect(run.commits).toBe(0);
@@ -374,4 +385,3 @@ describe('converters', () => {
     expect(run.status.state === 'FAILED' && run.status.trace).toContain('string converter cannot write a Object object');
   });
 });
-

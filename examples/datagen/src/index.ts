@@ -1,0 +1,8 @@
+export {
+  type DatagenConfig,
+  DatagenConnector,
+  type DatagenOffset,
+  type DatagenPartition,
+  DatagenTask,
+  type DatagenTaskConfig,
+} from './datagen-connector.js';

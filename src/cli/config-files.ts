@@ -1,0 +1,103 @@
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { ConfigError } from '../api/errors.js';
+import { parseProperties } from './properties.js';
+
+/** A connector as a standalone worker reads it from a file. */
+export interface ConnectorFile {
+  readonly name: string;
+  readonly config: Record<string, string>;
+  /** KIP-980: RUNNING (default), PAUSED or STOPPED; JSON files only. */
+  readonly initialState?: 'RUNNING' | 'PAUSED' | 'STOPPED';
+  /** KIP-995: offsets to start from, as the body of `PATCH /offsets`; JSON files only. */
+  readonly offsets?: ReadonlyArray<{ partition: unknown; offset: unknown }>;
+  readonly file: string;
+}
+
+/** Reads a worker config from a `.properties` or `.json` file (a flat object of strings). */
+export async function readWorkerConfig(path: string): Promise<Record<string, string>> {
+  const text = await readText(path, 'worker config');
+  if (extname(path) === '.json') return stringMap(parseJson(text, path), path, 'worker config');
+  return parseProperties(text, path);
+}
+
+/**
+ * Reads a connector config: a `.properties` file with `name` and `connector.class`, or a
+ * `.json` file either flat or shaped like Kafka Connect's `POST /connectors` body
+ * (`{"name", "config", "initial_state", "offsets"}`).
+ */
+export async function readConnectorFile(path: string): Promise<ConnectorFile> {
+  const text = await readText(path, 'connector config');
+  if (extname(path) !== '.json') return withName(parseProperties(text, path), path, {});
+  const doc = parseJson(text, path);
+  if (!isObject(doc)) throw new ConfigError(`connector config ${path}`, ['expected a JSON object']);
+  if (!isObject(doc.config)) return withName(stringMap(doc, path, 'connector config'), path, {});
+  const problems: string[] = [];
+  const config = stringMap(doc.config, path, 'connector config');
+  if (doc.name !== undefined && typeof doc.name !== 'string') problems.push('"name" must be a string');
+  if (typeof doc.name === 'string' && config.name !== undefined && config.name !== doc.name) {
+    problems.push(`"name" (${doc.name}) and "config.name" (${config.name}) differ`);
+  }
+  const state = doc.initial_state;
+  if (state !== undefined && !['RUNNING', 'PAUSED', 'STOPPED'].includes(String(state))) {
+    problems.push(`"initial_state" must be RUNNING, PAUSED or STOPPED, got ${JSON.stringify(state)}`);
+  }
+  if (doc.offsets !== undefined && doc.initial_offsets !== undefined) {
+    problems.push('give the initial offsets as "offsets" or as "initial_offsets", not both');
+  }
+  const offsets = doc.offsets ?? doc.initial_offsets;
+  if (offsets !== undefined && !Array.isArray(offsets)) {
+    problems.push('"offsets" must be an array of {"partition": {...}, "offset": {...}}');
+  }
+  if (problems.length > 0) throw new ConfigError(`connector config ${path}`, problems);
+  return withName({ ...config, ...(typeof doc.name === 'string' ? { name: doc.name } : {}) }, path, {
+    initialState: state as ConnectorFile['initialState'],
+    offsets: offsets as ConnectorFile['offsets'],
+  });
+}
+
+function withName(config: Record<string, string>, file: string, extra: Partial<ConnectorFile>): ConnectorFile {
+  const name = config.name;
+  if (!name) throw new ConfigError(`connector config ${file}`, ['missing "name": every connector needs a unique name']);
+  if (!config['connector.class']) {
+    throw new ConfigError(`connector config ${file}`, [
+      'missing "connector.class": a module path or package with an optional #Export, e.g. ./dist/my-connector.js#MyConnector',
+    ]);
+  }
+  return { ...extra, name, config, file };
+}
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`${what} ${path}`, [`cannot read the file: ${(e as Error).message}`]);
+  }
+}
+
+function parseJson(text: string, path: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`JSON file ${path}`, [(e as Error).message]);
+  }
+}
+
+function stringMap(doc: unknown, path: string, what: string): Record<string, string> {
+  if (!isObject(doc)) throw new ConfigError(`${what} ${path}`, ['expected a JSON object of config keys to values']);
+  const out: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const [k, v] of Object.entries(doc)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+    else if (k !== 'initial_state' && k !== 'offsets' && k !== 'initial_offsets') {
+      problems.push(`"${k}" must be a string, number or boolean, got ${JSON.stringify(v)}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`${what} ${path}`, problems);
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

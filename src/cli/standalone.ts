@@ -1,0 +1,79 @@
+import { resolve } from 'node:path';
+import pino from 'pino';
+import { isTributaryError } from '../api/errors.js';
+import type { Logger } from '../api/logger.js';
+import { JsonLinesSender } from '../embedded/json-lines-sender.js';
+import type { OffsetStore, RecordSender } from '../runtime/ports.js';
+import { Worker, type WorkerOptions } from '../runtime/worker.js';
+import { FileOffsetStore } from '../storage/file-offset-store.js';
+import { readConnectorFile, readWorkerConfig } from './config-files.js';
+
+/** The offsets file of a standalone worker that names none. */
+export const DEFAULT_OFFSETS_FILE = '.tributary/offsets.json';
+
+/** Options of {@link runStandalone}. */
+export interface StandaloneOptions {
+  readonly workerConfigPath: string;
+  readonly connectorConfigPaths: readonly string[];
+  /** Where logs go; default: pino on stderr. */
+  readonly logger?: Logger;
+  /** Where embedded records go when `embedded.output` is `stdout` (the default). */
+  readonly stdout?: NodeJS.WritableStream;
+}
+
+/**
+ * Runs a standalone worker: reads the worker config and the connector configs, wires the
+ * adapters (Kafka when `bootstrap.servers` is set, else the embedded JSON-lines sink), starts
+ * every connector and resolves with the worker. Stop it with `worker.stop()`.
+ */
+export async function runStandalone(options: StandaloneOptions): Promise<Worker> {
+  const config = await readWorkerConfig(options.workerConfigPath);
+  const logger =
+    options.logger ??
+    (pino(
+      { level: config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL ?? 'info', base: undefined },
+      pino.destination({ fd: 2, sync: true }),
+    ) as unknown as Logger);
+  const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
+  const adapters = config['bootstrap.servers'] ? await kafkaAdapters(config, logger) : embeddedAdapters(config, options);
+  const worker = new Worker({ config, logger, ...adapters });
+  await worker.start();
+  try {
+    for (const c of connectors) {
+      await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
+    }
+  } catch (e) {
+    await worker.stop();
+    throw e;
+  }
+  return worker;
+}
+
+function embeddedAdapters(
+  config: Record<string, string>,
+  options: StandaloneOptions,
+): Pick<WorkerOptions, 'offsetStore' | 'createSender'> {
+  const output = config['embedded.output'] ?? 'stdout';
+  const sink = new JsonLinesSender(
+    output === 'stdout'
+      ? { stream: (options.stdout ?? process.stdout) as NodeJS.WritableStream & import('node:stream').Writable }
+      : { directory: resolve(output) },
+  );
+  const offsetStore: OffsetStore = new FileOffsetStore(resolve(config['offset.storage.file.filename'] ?? DEFAULT_OFFSETS_FILE));
+  // One sink for every task; a task's close() must not close it for the others.
+  const shared: RecordSender = { send: (r, cb) => sink.send(r, cb), flush: () => sink.flush(), close: async () => {} };
+  return { offsetStore, createSender: async () => shared };
+}
+
+async function kafkaAdapters(
+  _config: Record<string, string>,
+  _logger: Logger,
+): Promise<Pick<WorkerOptions, 'offsetStore' | 'createSender' | 'prepareTopics'>> {
+  throw new Error('Kafka mode is wired in src/cli/kafka-adapters.ts');
+}
+
+/** Prints an error for a person: the message of a Tributary error, the stack of anything else. */
+export function describeFailure(e: unknown): string {
+  if (isTributaryError(e)) return `${e.code}: ${e.message}`;
+  return e instanceof Error ? (e.stack ?? e.message) : String(e);
+}

@@ -1,0 +1,73 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readConnectorFile, readWorkerConfig } from '../../src/cli/config-files.js';
+import { parseProperties } from '../../src/cli/properties.js';
+
+describe('parseProperties', () => {
+  it('reads Java properties as Kafka Connect does', () => {
+    const text = [
+      '# comment',
+      '! another',
+      'bootstrap.servers=localhost:9092',
+      '  name : my-connector',
+      'spaced value',
+      'multi=a,\\',
+      '    b',
+      'escaped\\=key=x\\ty',
+      'unicode=caf\\u00e9',
+      'empty=',
+    ].join('\n');
+    expect(parseProperties(text)).toEqual({
+      'bootstrap.servers': 'localhost:9092',
+      name: 'my-connector',
+      spaced: 'value',
+      multi: 'a,b',
+      'escaped=key': 'x\ty',
+      unicode: 'café',
+      empty: '',
+    });
+  });
+
+  it('names the file and line of a malformed escape', () => {
+    expect(() => parseProperties('a=1\nb=\\u12', 'w.properties')).toThrow(/w\.properties.*line 2: malformed/);
+  });
+});
+
+describe('connector files', () => {
+  it('reads a Kafka Connect POST body with initial_state and offsets', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const path = join(dir, 'c.json');
+    await writeFile(
+      path,
+      JSON.stringify({
+        name: 'orders',
+        config: { 'connector.class': './x.js', 'tasks.max': 2 },
+        initial_state: 'PAUSED',
+        offsets: [{ partition: { a: 1 }, offset: { n: 2 } }],
+      }),
+    );
+    expect(await readConnectorFile(path)).toEqual({
+      name: 'orders',
+      config: { name: 'orders', 'connector.class': './x.js', 'tasks.max': '2' },
+      initialState: 'PAUSED',
+      offsets: [{ partition: { a: 1 }, offset: { n: 2 } }],
+      file: path,
+    });
+  });
+
+  it('rejects what it cannot use, saying what is accepted', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const bad = join(dir, 'bad.json');
+    await writeFile(
+      bad,
+      JSON.stringify({ name: 'x', config: { 'connector.class': 'y' }, initial_state: 'GO', offsets: [], initial_offsets: [] }),
+    );
+    await expect(readConnectorFile(bad)).rejects.toThrow(/initial_state" must be RUNNING, PAUSED or STOPPED, got "GO".*not both/);
+    const noClass = join(dir, 'c.properties');
+    await writeFile(noClass, 'name=x\n');
+    await expect(readConnectorFile(noClass)).rejects.toThrow(/missing "connector.class"/);
+    await expect(readWorkerConfig(join(dir, 'nope.properties'))).rejects.toThrow(/cannot read the file/);
+  });
+});
