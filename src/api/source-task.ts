@@ -99,11 +99,12 @@ export abstract class SourceTask<P = unknown, O = unknown, C = unknown> {
   commitRecord(_record: SourceRecord<P, O> | HeartbeatRecord<P, O>, _ack: RecordAck): void {}
 
   /**
-   * Called after each successful offset flush: the committed offsets are durable, so this is
-   * where a CDC task tells its database how far it may free its change log. Default: nothing.
+   * Called after each successful offset flush with the offsets that flush made durable (one
+   * per source partition that moved; empty when nothing moved): this is where a CDC task
+   * tells its database how far it may free its change log. Default: nothing.
    * An error here is logged, not fatal.
    */
-  commit(): void | Promise<void> {}
+  commit(_committed: ReadonlyArray<OffsetUpdate<P, O>>): void | Promise<void> {}
 
   /**
    * KIP-910's offset-only update: called before each flush with the offsets about to be

@@ -376,7 +376,7 @@ export class TaskRunner<P, O, C> {
       return false;
     }
     if (this.pending.size === 0) {
-      await this.commitHook();
+      await this.commitHook([]);
       return true;
     }
     const toFlush = this.pending;
@@ -421,7 +421,7 @@ export class TaskRunner<P, O, C> {
       'offsets committed',
     );
     this.listener.offsetsFlushed?.(entries);
-    await this.commitHook();
+    await this.commitHook([...toFlush.values()]);
     return true;
   }
 
@@ -439,9 +439,9 @@ export class TaskRunner<P, O, C> {
     this.listener.flushFailed?.(error);
   }
 
-  private async commitHook(): Promise<void> {
+  private async commitHook(committed: ReadonlyArray<OffsetUpdate<P, O>>): Promise<void> {
     try {
-      await this.task.commit();
+      await this.task.commit(committed);
     } catch (e) {
       this.log.warn({ event: 'task.commit.failed', err: e }, 'commit() threw; ignored');
     }

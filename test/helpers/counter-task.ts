@@ -70,8 +70,10 @@ export class CounterTask extends SourceTask<CounterPartition, CounterOffset, Cou
     );
   }
 
-  override commit(): void {
+  committed: Array<ReadonlyArray<{ partition: CounterPartition; offset: CounterOffset }>> = [];
+  override commit(committed: ReadonlyArray<{ partition: CounterPartition; offset: CounterOffset }>): void {
     this.commitCalls++;
+    this.committed.push(committed);
   }
 
   override stop(): void {

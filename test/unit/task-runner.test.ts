@@ -184,8 +184,11 @@ describe('offset flush', () => {
     await run.advanceBy('1s');
     expect(run.flushes).toEqual([[{ partition: { stream: 'a' }, offset: { n: 3 } }]]);
     expect(run.commits).toBe(1);
+    // commit() is told what the flush made durable; after a flush with nothing new, nothing.
+    expect((run.task as CounterTask).committed).toEqual([[{ partition: { stream: 'a' }, offset: { n: 3 } }]]);
     await run.advanceBy('60s');
     expect(run.commits).toBe(2);
+    expect((run.task as CounterTask).committed[1]).toEqual([]);
     expect(run.flushes).toHaveLength(1);
     await run.stop();
   });
