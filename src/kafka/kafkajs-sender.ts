@@ -1,0 +1,852 @@
+import {
+  type CompressionTypes,
+  Kafka,
+  type KafkaConfig,
+  type RecordMetadata as KafkajsRecordMetadata,
+  type Producer,
+  type ProducerConfig,
+  type TopicMessages,
+} from 'kafkajs';
+import { TributaryError } from '../api/errors.js';
+import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback } from '../runtime/ports.js';
+import { attemptsIn, isRetriableSendError } from './kafkajs-errors.js';
+import { kafkajsClientOptions, type ResolvedProducerConfig } from './producer-config.js';
+import { retryStablePartitioner } from './retry-stable-partitioner.js';
+
+/** The part of a kafkajs `Producer` the sender uses. */
+export type KafkajsProducerLike = Pick<Producer, 'connect' | 'disconnect' | 'sendBatch'>;
+
+/** The part of a kafkajs `Kafka` client the sender uses: a real `Kafka` instance fits. */
+export interface KafkajsLike {
+  producer(config: ProducerConfig): KafkajsProducerLike;
+}
+
+/** What a {@link KafkajsSender} reports besides record callbacks (instrumentation, not logging). */
+export type KafkajsSenderEvent =
+  | {
+      /**
+       * A batch failed with a transient error, or kafkajs reported it written without an offset
+       * for some partition, and it (or that part) will be sent again after `delayMs`.
+       */
+      readonly type: 'retry';
+      readonly topics: readonly string[];
+      readonly records: number;
+      /** Requests made for this batch so far (kafkajs's own retries included). */
+      readonly requests: number;
+      /** Ms since the batch's first record was handed to `send`. */
+      readonly elapsedMs: number;
+      readonly delayMs: number;
+      readonly error: unknown;
+    }
+  | {
+      /**
+       * With several batches in flight, kafkajs put a later batch on the wire before this one
+       * (its pre-send steps are asynchronous per call), so this batch and the later ones are
+       * sent again to keep acknowledged records in order. Idempotence off only.
+       */
+      readonly type: 'reordered';
+      readonly topics: readonly string[];
+      readonly records: number;
+    }
+  | {
+      /** A batch failed for good; each of its records got `error`. */
+      readonly type: 'failed';
+      readonly topics: readonly string[];
+      readonly records: number;
+      readonly error: TributaryError;
+    };
+
+/** Options of {@link KafkajsSender}. */
+export interface KafkajsSenderOptions {
+  /** The kafkajs client to make the producer from; give it {@link kafkajsClientOptions} of `config`. */
+  readonly kafka: KafkajsLike;
+  /** Producer settings from {@link resolveProducerConfig}. */
+  readonly config: ResolvedProducerConfig;
+  /** Receives errors that belong to no record: a throwing record callback, a failed disconnect. Default: ignored. */
+  readonly onAsyncError?: ((error: Error) => void) | undefined;
+  /** Receives retry and failure events, e.g. for metrics. Default: ignored. */
+  readonly onEvent?: ((event: KafkajsSenderEvent) => void) | undefined;
+}
+
+/**
+ * How many times kafkajs itself retries one `sendBatch` call before handing the failure back to
+ * the sender, which re-sends within `delivery.timeout.ms`. Small, so that the sender regains
+ * control (and checks its deadline) every few seconds during an outage.
+ */
+const KAFKAJS_RETRIES_PER_CALL = 5;
+/** How many topic names an error message lists before "and N more". */
+const TOPICS_IN_MESSAGES = 5;
+
+/**
+ * A message as the sender builds it: kafkajs's `Message`, but with a numeric timestamp (its
+ * type says string; its encoder takes numbers, and a string per record would cost an allocation).
+ * kafkajs treats a timestamp of 0 as absent and writes the time of encoding instead.
+ */
+interface OutMessage {
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, Buffer | string>> | undefined;
+  /** Set by the caller, or by {@link retryStablePartitioner} on the first attempt. */
+  partition: number | undefined;
+  readonly timestamp: number;
+}
+
+/** One topic's share of a batch; also the `TopicMessages` entry handed to kafkajs. */
+interface TopicEntry {
+  readonly topic: string;
+  readonly messages: OutMessage[];
+  readonly callbacks: SendCallback[];
+}
+
+type BatchState = 'open' | 'queued' | 'inflight' | 'acked' | 'failed' | 'done';
+
+/** The records of one `sendBatch` request, kept as they are across re-sends. */
+interface Batch {
+  readonly createdAt: number;
+  readonly entries: TopicEntry[];
+  /** The last entry appended to: records of one topic usually come in runs. */
+  last: TopicEntry | undefined;
+  count: number;
+  bytes: number;
+  /** Linger elapsed or flush asked: send as soon as a slot is free. */
+  due: boolean;
+  state: BatchState;
+  /** Dispatch number; a result from an earlier dispatch is stale and ignored. */
+  attempt: number;
+  /** Requests made so far, kafkajs's internal retries included. */
+  requests: number;
+  /** Times the sender itself re-sent the batch (drives the back-off). */
+  resends: number;
+  /** `completions` when the batch was last dispatched: batches completed later overlapped it. */
+  dispatchedAfter: number;
+  /** Where the records landed, once acknowledged. */
+  offsets: Map<string, TopicOffsets> | undefined;
+  error: TributaryError | undefined;
+}
+
+type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
+
+/**
+ * {@link RecordSender} on a kafkajs producer, with the batching kafkajs lacks.
+ *
+ * Records handed to {@link send} are gathered into a batch that is sent with one
+ * `producer.sendBatch` (one Produce request per leader broker, covering all its partitions in
+ * the batch) when it holds
+ * `batch.size` bytes or `batch.max.records` records, when it has waited `linger.ms`, or on
+ * {@link flush}. At most `max.in.flight.requests.per.connection` batches are outstanding; while
+ * all slots are taken the current batch keeps filling.
+ *
+ * Guarantees:
+ * - every record's callback runs exactly once: with its metadata after its batch is
+ *   acknowledged (offset = the partition's base offset + the record's index within that
+ *   partition in the batch; -1 with `acks=0`), or with a `TributaryError('SEND_FAILED')`;
+ * - per partition, records reach Kafka and are acknowledged in `send` order. A batch that fails
+ *   with a transient error is re-sent before any later batch (after the batches still in flight
+ *   have settled, and together with them) until `delivery.timeout.ms` from its first record or
+ *   `retries` is used up. With idempotence on (the default, one in flight), re-sends are
+ *   de-duplicated by the broker. With more than one batch in flight (idempotence off), kafkajs
+ *   may also write a later batch before an earlier one; the sender sees it in the base offsets
+ *   and re-sends from the overtaken batch, so such re-sends write some batches twice but the
+ *   acknowledged copies are always in `send` order;
+ * - a `sendBatch` that resolves without an offset for some partition of the batch (kafkajs
+ *   skips partitions whose leader moved to a broker that had already answered: tulios/kafkajs#1303)
+ *   does not acknowledge those records: they are re-sent like a failed batch;
+ * - errors that are not transient (record too large, not authorised, invalid topic) fail the
+ *   batch at once;
+ * - no kafkajs promise is left without a handler. kafkajs can still reject promises of its own
+ *   that no one holds (tulios/kafkajs#1686); see {@link installKafkajsRejectionGuard}.
+ *
+ * Known limits: kafkajs retries a call {@link KAFKAJS_RETRIES_PER_CALL} times before the sender
+ * takes over, so kafkajs logs once per producer that limiting retries "may invalidate EoS
+ * guarantees"; with one batch in flight that does not hold here, since kafkajs rolls its
+ * sequence numbers back after a failed request and the sender re-sends the same batch. With
+ * several brokers, a batch that kafkajs gives up on after one broker took its part is re-sent
+ * whole, so that part is written twice even with idempotence (kafkajs does not say which part
+ * was written). `delivery.timeout.ms` is checked between requests: one that hangs (bounded by
+ * the client's `requestTimeout`) is not cut short.
+ *
+ * The send path allocates one message object per record and a handful of arrays per batch; no
+ * promise, closure or `try` per record.
+ *
+ * @example
+ * ```ts
+ * const config = resolveProducerConfig(workerConfig, connectorConfig, { task: 0 });
+ * const kafka = new Kafka({ brokers: ['127.0.0.1:9092'], ...kafkajsClientOptions(config) });
+ * const sender = new KafkajsSender({ kafka, config });
+ * await sender.connect();
+ * sender.send({ topic: 'orders', key: null, value: Buffer.from('{}') }, (err, md) => { ... });
+ * await sender.flush();
+ * await sender.close();
+ * ```
+ */
+export class KafkajsSender implements RecordSender {
+  private readonly producer: KafkajsProducerLike;
+  private readonly config: ResolvedProducerConfig;
+  private readonly compression: CompressionTypes;
+  private readonly onAsyncError: (error: Error) => void;
+  private readonly onEvent: ((event: KafkajsSenderEvent) => void) | undefined;
+
+  private lifecycle: Lifecycle = 'idle';
+  private closing: Promise<void> | undefined;
+  /** The batch records are appended to. */
+  private open: Batch | undefined;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  /** Sealed batches waiting for a slot, oldest first (re-sends go to the front). */
+  private ready: Batch[] = [];
+  /** Dispatched batches not yet completed, in dispatch order; completed from the head. */
+  private window: Batch[] = [];
+  /** `sendBatch` calls not yet settled (stale ones included). */
+  private outstanding = 0;
+  /** After a failure: dispatch nothing until every outstanding call has settled. */
+  private settling = false;
+  private backoffTimer: NodeJS.Timeout | undefined;
+  private accepted = 0;
+  private completed = 0;
+  /** Batches acknowledged so far (with several in flight: for the overtaking check). */
+  private completions = 0;
+  /**
+   * With several in flight: per `topic\0partition`, the base offset of the last acknowledged
+   * batch there and the `completions` count it was acknowledged at.
+   */
+  private readonly lastBase = new Map<string, { base: number; at: number }>();
+  private flushWaiters: { target: number; resolve: () => void }[] = [];
+
+  /**
+   * Makes the producer (not yet connected; see {@link connect}).
+   *
+   * @param options The kafkajs client, the resolved settings and optional observers.
+   */
+  constructor(options: KafkajsSenderOptions) {
+    const config = options.config;
+    this.config = config;
+    this.compression = (config.compression === 'gzip' ? 1 : 0) as CompressionTypes;
+    this.onAsyncError = options.onAsyncError ?? (() => {});
+    this.onEvent = options.onEvent;
+    this.producer = options.kafka.producer({
+      createPartitioner: retryStablePartitioner,
+      idempotent: config.idempotent,
+      maxInFlightRequests: config.maxInFlight,
+      metadataMaxAge: config.metadataMaxAgeMs,
+      retry: {
+        // With several batches in flight, a retry inside kafkajs could let a later batch
+        // overtake an earlier one; the sender must see every failure to re-send in order.
+        retries: config.maxInFlight > 1 ? 0 : Math.min(config.retries, KAFKAJS_RETRIES_PER_CALL),
+        initialRetryTime: Math.max(1, config.retryBackoffMs),
+        maxRetryTime: config.retryBackoffMaxMs,
+        multiplier: 2,
+        factor: 0.2,
+      },
+    });
+  }
+
+  /** Records handed to `send` whose callback has not run yet. */
+  get pending(): number {
+    return this.accepted - this.completed;
+  }
+
+  /**
+   * Connects the producer (and, when idempotent, obtains its producer id). Records sent before
+   * are held and go out once connected.
+   *
+   * @throws Whatever kafkajs's `connect()` rejects with; the sender may be connected again.
+   */
+  async connect(): Promise<void> {
+    if (this.lifecycle !== 'idle') {
+      throw new TributaryError('SEND_FAILED', `KafkajsSender.connect() called while ${this.lifecycle}`);
+    }
+    this.lifecycle = 'connecting';
+    try {
+      await this.producer.connect();
+    } catch (e) {
+      if (this.lifecycle === 'connecting') this.lifecycle = 'idle';
+      throw e;
+    }
+    if (this.lifecycle !== 'connecting') return; // closed meanwhile
+    this.lifecycle = 'connected';
+    this.pump();
+  }
+
+  /**
+   * Queues a record; `onDone` runs once, later, with its metadata or a `SEND_FAILED` error.
+   * Never throws. After {@link close} the record fails at once (asynchronously).
+   */
+  send(record: OutgoingRecord, onDone: SendCallback): void {
+    if (this.lifecycle === 'closed') {
+      const error = new TributaryError(
+        'SEND_FAILED',
+        `A record for topic '${record.topic}' was sent after the Kafka producer was closed; it was not written.`,
+      );
+      queueMicrotask(() => onDone(error, undefined));
+      return;
+    }
+    const batch = this.open ?? this.openBatch();
+    let entry = batch.last;
+    if (entry === undefined || entry.topic !== record.topic) entry = this.entryFor(batch, record.topic);
+    const key = record.key;
+    const value = record.value;
+    const headers = record.headers;
+    entry.messages.push({
+      key,
+      value,
+      headers,
+      partition: record.partition,
+      // Stamped here, as the Java producer does at send(), so metadata can report it.
+      timestamp: record.timestamp ?? Date.now(),
+    });
+    entry.callbacks.push(onDone);
+    let bytes = (key === null ? 0 : key.length) + (value === null ? 0 : value.length);
+    if (headers !== undefined) {
+      for (const name in headers) {
+        const v = headers[name];
+        // String values count their UTF-16 length: close enough for a size estimate.
+        if (v !== undefined) bytes += name.length + v.length;
+      }
+    }
+    batch.count++;
+    batch.bytes += bytes;
+    this.accepted++;
+    if (batch.bytes >= this.config.batchSizeBytes || batch.count >= this.config.batchMaxRecords) {
+      this.seal();
+      batch.state = 'queued';
+      this.ready.push(batch);
+      this.pump();
+    }
+  }
+
+  /**
+   * Sends the lingering batch now and resolves when every record handed to {@link send} before
+   * this call has had its callback (successfully or not). Never rejects: failures go to the
+   * records' callbacks.
+   */
+  flush(): Promise<void> {
+    if (this.completed >= this.accepted) return Promise.resolve();
+    const open = this.open;
+    if (open !== undefined) {
+      open.due = true;
+      this.pump();
+    }
+    return new Promise((resolve) => this.flushWaiters.push({ target: this.accepted, resolve }));
+  }
+
+  /**
+   * Disconnects the producer. Does not wait for outstanding records: call {@link flush} first.
+   * Records still held or in flight get a `SEND_FAILED` error now ("may or may not have been
+   * written"), since kafkajs's `disconnect()` does not wait for requests it is still retrying
+   * (tulios/kafkajs#879); results kafkajs delivers later are ignored. Never rejects; a failed
+   * disconnect goes to `onAsyncError`.
+   */
+  close(): Promise<void> {
+    if (this.closing === undefined) this.closing = this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    const wasConnecting = this.lifecycle !== 'idle';
+    this.lifecycle = 'closed';
+    this.seal();
+    if (this.backoffTimer !== undefined) {
+      clearTimeout(this.backoffTimer);
+      this.backoffTimer = undefined;
+    }
+    const open = this.open;
+    const pending = [...this.window, ...this.ready];
+    if (open !== undefined) pending.push(open);
+    this.window = [];
+    this.ready = [];
+    this.open = undefined;
+    for (const batch of pending) {
+      if (batch.state === 'acked') this.complete(batch, undefined);
+      else if (batch.state === 'failed') this.complete(batch, batch.error);
+      else this.complete(batch, this.closedError(batch));
+    }
+    if (!wasConnecting) return;
+    try {
+      await this.producer.disconnect();
+    } catch (e) {
+      this.onAsyncError(asError(e));
+    }
+  }
+
+  private openBatch(): Batch {
+    const batch = newBatch(Date.now());
+    this.open = batch;
+    this.lingerTimer = setTimeout(this.onLinger, this.config.lingerMs);
+    return batch;
+  }
+
+  private entryFor(batch: Batch, topic: string): TopicEntry {
+    // A batch rarely spans more than a few topics: a scan beats a Map here.
+    let entry: TopicEntry | undefined;
+    for (const e of batch.entries) {
+      if (e.topic === topic) {
+        entry = e;
+        break;
+      }
+    }
+    if (entry === undefined) {
+      entry = { topic, messages: [], callbacks: [] };
+      batch.entries.push(entry);
+    }
+    batch.last = entry;
+    return entry;
+  }
+
+  private readonly onLinger = (): void => {
+    this.lingerTimer = undefined;
+    const open = this.open;
+    if (open !== undefined) {
+      open.due = true;
+      this.pump();
+    }
+  };
+
+  /** Detaches the open batch from `send` (it keeps its records). */
+  private seal(): void {
+    this.open = undefined;
+    if (this.lingerTimer !== undefined) {
+      clearTimeout(this.lingerTimer);
+      this.lingerTimer = undefined;
+    }
+  }
+
+  /** Dispatches as many batches as slots allow, oldest first. */
+  private pump(): void {
+    if (this.lifecycle !== 'connected' || this.backoffTimer !== undefined) return;
+    if (this.settling) {
+      if (this.outstanding > 0) return;
+      this.settling = false;
+    }
+    while (this.outstanding < this.config.maxInFlight) {
+      let batch = this.ready.shift();
+      if (batch === undefined) {
+        const open = this.open;
+        if (open === undefined || !open.due) return;
+        this.seal();
+        batch = open;
+      }
+      const now = Date.now();
+      if (now >= batch.createdAt + this.config.deliveryTimeoutMs) {
+        this.complete(batch, this.expiredError(batch, now));
+        continue;
+      }
+      this.dispatch(batch);
+    }
+  }
+
+  private dispatch(batch: Batch): void {
+    batch.state = 'inflight';
+    const attempt = ++batch.attempt;
+    batch.dispatchedAfter = this.completions;
+    this.window.push(batch);
+    this.outstanding++;
+    let sending: Promise<KafkajsRecordMetadata[]>;
+    try {
+      sending = this.producer.sendBatch({
+        topicMessages: batch.entries as unknown as TopicMessages[],
+        acks: this.config.acks,
+        timeout: this.config.requestTimeoutMs,
+        compression: this.compression,
+      });
+    } catch (e) {
+      // kafkajs's sendBatch is async and cannot throw, but a KafkaJS-compatible client might;
+      // send() must not.
+      sending = Promise.reject(e);
+    }
+    sending
+      .then(
+        (response) => this.onSent(batch, attempt, response),
+        (error: unknown) => this.onFailed(batch, attempt, error),
+      )
+      .catch((e: unknown) => this.onAsyncError(asError(e)));
+  }
+
+  private onSent(batch: Batch, attempt: number, response: KafkajsRecordMetadata[]): void {
+    this.outstanding--;
+    if (batch.attempt === attempt && batch.state === 'inflight') {
+      batch.requests++;
+      const offsets = indexResponse(response);
+      const missing = this.config.acks === 0 ? [] : unacknowledged(batch, offsets);
+      if (missing.length === 0) {
+        batch.state = 'acked';
+        batch.offsets = offsets;
+        this.completeWindowHead();
+      } else {
+        // kafkajs can resolve sendBatch without having sent some partitions: when a retry
+        // inside it finds a partition's new leader among brokers that already answered, it
+        // skips that partition (tulios/kafkajs#1303, open).
+        const error = new Error(
+          `kafkajs reported the batch written, but the response has no offset for ${missing.join(', ')} ` +
+            '(tulios/kafkajs#1303); sending those records again',
+        );
+        if (this.config.maxInFlight > 1) {
+          // Later batches may hold records of these partitions already: go back from here.
+          this.retryOrFail(batch, error, true);
+        } else {
+          const rest = splitOff(batch, offsets);
+          rest.state = 'inflight';
+          this.window.push(rest);
+          batch.state = 'acked';
+          batch.offsets = offsets;
+          this.completeWindowHead();
+          this.retryOrFail(rest, error, true);
+        }
+      }
+    }
+    this.pump();
+  }
+
+  private onFailed(batch: Batch, attempt: number, error: unknown): void {
+    this.outstanding--;
+    if (batch.attempt !== attempt || batch.state !== 'inflight') {
+      this.pump();
+      return;
+    }
+    batch.requests += attemptsIn(error);
+    this.retryOrFail(batch, error, isRetriableSendError(error));
+  }
+
+  /**
+   * After a dispatched batch failed: schedules it (and every batch dispatched after it) to be
+   * sent again after a back-off, or, when the error is not transient or the budget is spent,
+   * fails its records.
+   */
+  private retryOrFail(batch: Batch, error: unknown, retriable: boolean): void {
+    const now = Date.now();
+    const delay = Math.min(this.config.retryBackoffMs * 2 ** batch.resends, this.config.retryBackoffMaxMs);
+    if (
+      retriable &&
+      this.lifecycle === 'connected' &&
+      batch.requests <= this.config.retries &&
+      now + delay < batch.createdAt + this.config.deliveryTimeoutMs
+    ) {
+      batch.resends++;
+      this.goBack(batch);
+      this.onEvent?.({
+        type: 'retry',
+        topics: batch.entries.map((e) => e.topic),
+        records: batch.count,
+        requests: batch.requests,
+        elapsedMs: now - batch.createdAt,
+        delayMs: delay,
+        error,
+      });
+      this.backoffTimer = setTimeout(this.onBackoffEnd, delay);
+      return;
+    }
+    batch.state = 'failed';
+    batch.error = this.failedError(batch, error, retriable, now);
+    this.completeWindowHead();
+    this.pump();
+  }
+
+  private readonly onBackoffEnd = (): void => {
+    this.backoffTimer = undefined;
+    this.pump();
+  };
+
+  /**
+   * Puts `batch` and every batch dispatched after it back at the front of the queue, in order,
+   * and holds dispatching until the calls still outstanding have settled: re-sending the failed
+   * batch alone could let a later one overtake it.
+   */
+  private goBack(batch: Batch): void {
+    const at = this.window.indexOf(batch);
+    const again = this.window.splice(at);
+    const requeue: Batch[] = [];
+    for (const b of again) {
+      if (b.state === 'failed') {
+        this.complete(b, b.error);
+      } else {
+        b.state = 'queued';
+        b.offsets = undefined;
+        requeue.push(b);
+      }
+    }
+    this.ready.unshift(...requeue);
+    this.settling = true;
+  }
+
+  /** Completes dispatched batches from the oldest while they are settled, keeping ack order. */
+  private completeWindowHead(): void {
+    while (this.window.length > 0) {
+      const head = this.window[0] as Batch;
+      if (head.state === 'acked') {
+        if (this.config.maxInFlight > 1 && this.overtaken(head)) {
+          this.onEvent?.({ type: 'reordered', topics: head.entries.map((e) => e.topic), records: head.count });
+          this.goBack(head);
+          return;
+        }
+        this.complete(head, undefined);
+      } else if (head.state === 'failed') {
+        this.complete(head, head.error);
+      } else {
+        return;
+      }
+      this.window.shift();
+    }
+  }
+
+  /**
+   * True when an earlier batch that was in flight at the same time as `batch` landed after it
+   * in one of its partitions (a smaller or equal base offset than that batch's). kafkajs does
+   * not keep concurrent `sendBatch` calls in call order: each awaits metadata and connection
+   * steps before it writes its request. Otherwise records the batch's base offsets.
+   */
+  private overtaken(batch: Batch): boolean {
+    const offsets = batch.offsets ?? new Map<string, TopicOffsets>();
+    for (const [topic, { next }] of offsets) {
+      for (let p = 0; p < next.length; p++) {
+        const base = next[p] as number;
+        const before = this.lastBase.get(`${topic}\0${p}`);
+        // Only a batch acknowledged after this one was dispatched can have overtaken it; an
+        // inversion against an older one means the partition was truncated or recreated.
+        if (before !== undefined && before.at > batch.dispatchedAfter && base >= 0 && base <= before.base) return true;
+      }
+    }
+    this.completions++;
+    for (const [topic, { next }] of offsets) {
+      for (let p = 0; p < next.length; p++) {
+        const base = next[p] as number;
+        if (base >= 0) this.lastBase.set(`${topic}\0${p}`, { base, at: this.completions });
+      }
+    }
+    return false;
+  }
+
+  /** Runs every callback of `batch` once: with metadata, or with `error`. */
+  private complete(batch: Batch, error: TributaryError | undefined): void {
+    if (batch.state === 'done') return;
+    batch.state = 'done';
+    if (error !== undefined) {
+      this.onEvent?.({ type: 'failed', topics: batch.entries.map((e) => e.topic), records: batch.count, error });
+    }
+    const offsets = error === undefined ? batch.offsets : undefined;
+    for (const entry of batch.entries) {
+      const { topic, messages, callbacks } = entry;
+      const topicOffsets = offsets?.get(topic);
+      const next = topicOffsets?.next ?? [];
+      const appendTimes = topicOffsets?.logAppendTime ?? [];
+      const n = callbacks.length;
+      let i = 0;
+      // One try per batch, re-entered only when a callback throws, so that a throwing callback
+      // neither skips the others nor puts a try on the per-record path.
+      while (i < n) {
+        try {
+          for (; i < n; i++) {
+            const onDone = callbacks[i] as SendCallback;
+            if (error !== undefined) {
+              onDone(error, undefined);
+              continue;
+            }
+            const message = messages[i] as OutMessage;
+            const partition = message.partition ?? -1;
+            let offset = -1;
+            let timestamp = message.timestamp;
+            if (partition >= 0 && partition < next.length) {
+              const o = next[partition] as number;
+              if (o >= 0) {
+                offset = o;
+                next[partition] = o + 1;
+              }
+              const appended = appendTimes[partition] as number;
+              if (appended >= 0) timestamp = appended;
+            }
+            const metadata: RecordMetadata = { topic, partition, offset, timestamp };
+            onDone(undefined, metadata);
+          }
+        } catch (e) {
+          i++;
+          this.onAsyncError(asError(e));
+        }
+      }
+    }
+    this.completed += batch.count;
+    batch.offsets = undefined;
+    this.resolveFlushes();
+  }
+
+  private resolveFlushes(): void {
+    const waiters = this.flushWaiters;
+    while (waiters.length > 0 && (waiters[0] as { target: number }).target <= this.completed) {
+      (waiters.shift() as { resolve: () => void }).resolve();
+    }
+  }
+
+  private failedError(batch: Batch, cause: unknown, retriable: boolean, now: number): TributaryError {
+    const what = `${batch.count} record(s) for ${topicList(batch)}`;
+    const detail = asError(cause).message;
+    if (!retriable) {
+      return new TributaryError(
+        'SEND_FAILED',
+        `Kafka refused ${what}: ${detail} (not a transient error, so not retried). ` +
+          'Check that the topic exists or may be auto-created, that this client may write to it, ' +
+          `and that no record exceeds the topic's max.message.bytes (batch.size is ${this.config.batchSizeBytes} bytes).`,
+        { cause },
+      );
+    }
+    const why =
+      this.lifecycle !== 'connected'
+        ? 'the producer was closed'
+        : batch.requests > this.config.retries
+          ? `retries=${this.config.retries} is used up`
+          : `delivery.timeout.ms=${this.config.deliveryTimeoutMs} would pass before the next attempt`;
+    return new TributaryError(
+      'SEND_FAILED',
+      `Could not write ${what}: gave up after ${now - batch.createdAt} ms and ${batch.requests} request(s) because ${why}; ` +
+        `last error: ${detail}. Check that the brokers in bootstrap.servers are up and reachable from this worker ` +
+        'and that every partition has a leader (and enough in-sync replicas for acks=all); raise delivery.timeout.ms ' +
+        'to ride out longer outages.',
+      { cause },
+    );
+  }
+
+  private expiredError(batch: Batch, now: number): TributaryError {
+    return new TributaryError(
+      'SEND_FAILED',
+      `Could not write ${batch.count} record(s) for ${topicList(batch)}: not sent within delivery.timeout.ms=` +
+        `${this.config.deliveryTimeoutMs} (waited ${now - batch.createdAt} ms behind earlier batches being retried). ` +
+        'Check that the brokers in bootstrap.servers are up and reachable from this worker.',
+    );
+  }
+
+  private closedError(batch: Batch): TributaryError {
+    return new TributaryError(
+      'SEND_FAILED',
+      `The Kafka producer was closed before ${batch.count} record(s) for ${topicList(batch)} were acknowledged; ` +
+        'they may or may not have been written. Call flush() before close() to wait for them.',
+    );
+  }
+}
+
+/**
+ * Makes a kafkajs client with the producer's `client.id` and request timeout, a
+ * {@link KafkajsSender} on it, and connects it.
+ *
+ * @param options `kafka`: the client settings (brokers, ssl, sasl, logging); `clientId` and
+ *   `requestTimeout` come from `config`. The rest as {@link KafkajsSenderOptions}.
+ * @returns A connected sender.
+ *
+ * @example
+ * ```ts
+ * const sender = await createKafkajsSender({ kafka: { brokers: ['127.0.0.1:9092'] }, config });
+ * ```
+ */
+export async function createKafkajsSender(
+  options: Omit<KafkajsSenderOptions, 'kafka'> & { readonly kafka: KafkaConfig },
+): Promise<KafkajsSender> {
+  const kafka = new Kafka({ ...options.kafka, ...kafkajsClientOptions(options.config) });
+  const sender = new KafkajsSender({ ...options, kafka });
+  await sender.connect();
+  return sender;
+}
+
+/** One topic's share of a Produce response, indexed by partition (-1 = not known). */
+interface TopicOffsets {
+  /** Offset of the next record of this batch in each partition: the base offset, then counted up. */
+  readonly next: number[];
+  /** Log-append time of each partition's records, when the topic uses LogAppendTime. */
+  readonly logAppendTime: number[];
+}
+
+/** Per topic, the base offsets and log-append times of a Produce response, built once per batch. */
+function indexResponse(response: readonly KafkajsRecordMetadata[] | undefined): Map<string, TopicOffsets> {
+  const index = new Map<string, TopicOffsets>();
+  if (response === undefined) return index;
+  for (const r of response) {
+    let t = index.get(r.topicName);
+    if (t === undefined) {
+      t = { next: [], logAppendTime: [] };
+      index.set(r.topicName, t);
+    }
+    t.next[r.partition] = r.baseOffset === undefined ? -1 : Number(r.baseOffset);
+    t.logAppendTime[r.partition] = r.logAppendTime === undefined ? -1 : Number(r.logAppendTime);
+  }
+  // No holes: dense arrays stay fast and every index below length reads as a number.
+  for (const t of index.values()) {
+    for (let p = 0; p < t.next.length; p++) {
+      if (t.next[p] === undefined) {
+        t.next[p] = -1;
+        t.logAppendTime[p] = -1;
+      }
+    }
+  }
+  return index;
+}
+
+function newBatch(createdAt: number): Batch {
+  return {
+    createdAt,
+    entries: [],
+    last: undefined,
+    count: 0,
+    bytes: 0,
+    due: false,
+    state: 'open',
+    attempt: 0,
+    requests: 0,
+    resends: 0,
+    dispatchedAfter: 0,
+    offsets: undefined,
+    error: undefined,
+  };
+}
+
+/** `topic/partition` of every partition of the batch that the response has no offset for. */
+function unacknowledged(batch: Batch, offsets: Map<string, TopicOffsets>): string[] {
+  let missing: Set<string> | undefined;
+  for (const { topic, messages } of batch.entries) {
+    const next = offsets.get(topic)?.next;
+    for (const m of messages) {
+      const p = m.partition;
+      if (next === undefined || p === undefined || p >= next.length || (next[p] as number) < 0) {
+        missing ??= new Set();
+        missing.add(`${topic}/${p ?? '?'}`);
+      }
+    }
+  }
+  return missing === undefined ? [] : [...missing];
+}
+
+/**
+ * Moves the records the response has no offset for out of `batch` into a new batch with the
+ * same deadline and retry counts, keeping their order.
+ */
+function splitOff(batch: Batch, offsets: Map<string, TopicOffsets>): Batch {
+  const rest = newBatch(batch.createdAt);
+  rest.requests = batch.requests;
+  rest.resends = batch.resends;
+  const kept: TopicEntry[] = [];
+  for (const { topic, messages, callbacks } of batch.entries) {
+    const next = offsets.get(topic)?.next ?? [];
+    const keep: TopicEntry = { topic, messages: [], callbacks: [] };
+    const move: TopicEntry = { topic, messages: [], callbacks: [] };
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i] as OutMessage;
+      const p = m.partition;
+      const target = p !== undefined && p < next.length && (next[p] as number) >= 0 ? keep : move;
+      target.messages.push(m);
+      target.callbacks.push(callbacks[i] as SendCallback);
+    }
+    if (keep.messages.length > 0) kept.push(keep);
+    if (move.messages.length > 0) {
+      rest.entries.push(move);
+      rest.count += move.messages.length;
+    }
+  }
+  batch.entries.length = 0;
+  batch.entries.push(...kept);
+  batch.count -= rest.count;
+  return rest;
+}
+
+function topicList(batch: Batch): string {
+  const topics = batch.entries.map((e) => `'${e.topic}'`);
+  if (topics.length === 1) return `topic ${topics[0]}`;
+  const shown = topics.slice(0, TOPICS_IN_MESSAGES).join(', ');
+  const more = topics.length - TOPICS_IN_MESSAGES;
+  return `topics ${shown}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
