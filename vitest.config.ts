@@ -13,6 +13,8 @@ export default defineConfig({
     ],
   },
   test: {
+    // Stopping the test broker cleanly can take a while on a loaded 2-core machine.
+    teardownTimeout: 60_000,
     projects: [
       {
         extends: true,

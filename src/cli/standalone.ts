@@ -3,10 +3,12 @@ import pino from 'pino';
 import { isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
+import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { readConnectorFile, readWorkerConfig } from './config-files.js';
+import { kafkaAdapters } from './kafka-adapters.js';
 
 /** The offsets file of a standalone worker that names none. */
 export const DEFAULT_OFFSETS_FILE = '.tributary/offsets.json';
@@ -35,10 +37,23 @@ export async function runStandalone(options: StandaloneOptions): Promise<Worker>
       pino.destination({ fd: 2, sync: true }),
     ) as unknown as Logger);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
-  const adapters = config['bootstrap.servers'] ? await kafkaAdapters(config, logger) : embeddedAdapters(config, options);
-  const worker = new Worker({ config, logger, ...adapters });
-  await worker.start();
+  const kafka = config['bootstrap.servers'] ? kafkaAdapters(config, logger) : undefined;
+  const uninstallGuard = kafka
+    ? installKafkajsRejectionGuard((err) =>
+        logger.warn({ event: 'kafkajs.unhandled', err }, 'kafkajs rejection no one handled; ignored'),
+      )
+    : () => {};
+  const worker = new Worker({
+    config,
+    logger,
+    ...(kafka ?? embeddedAdapters(config, options)),
+    close: async () => {
+      await kafka?.close();
+      uninstallGuard();
+    },
+  });
   try {
+    await worker.start();
     for (const c of connectors) {
       await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
     }
@@ -63,13 +78,6 @@ function embeddedAdapters(
   // One sink for every task; a task's close() must not close it for the others.
   const shared: RecordSender = { send: (r, cb) => sink.send(r, cb), flush: () => sink.flush(), close: async () => {} };
   return { offsetStore, createSender: async () => shared };
-}
-
-async function kafkaAdapters(
-  _config: Record<string, string>,
-  _logger: Logger,
-): Promise<Pick<WorkerOptions, 'offsetStore' | 'createSender' | 'prepareTopics'>> {
-  throw new Error('Kafka mode is wired in src/cli/kafka-adapters.ts');
 }
 
 /** Prints an error for a person: the message of a Tributary error, the stack of anything else. */

@@ -28,7 +28,8 @@ const config = defineConfig({
   'max.records': {
     type: configTypes.int,
     default: -1,
-    description: 'Records per task before it goes idle (heartbeats keep coming); -1 for no limit.',
+    description:
+      'Records per task, counted from the committed offsets (so across restarts), after which it goes idle while heartbeats keep coming; -1 for no limit.',
   },
   'batch.size': { type: configTypes.positiveInt, default: 1000, description: 'Most records per poll round.' },
 });
@@ -56,7 +57,10 @@ export class DatagenTask extends SourceTask<DatagenPartition, DatagenOffset, Dat
   private context!: SourceTaskContext<DatagenPartition, DatagenOffset>;
   private partitions: DatagenPartition[] = [];
   private positions: number[] = [];
-  private produced = 0;
+  /** Records written by this task, across restarts: the sum of its sequences' positions. */
+  private total = 0;
+  /** Records written since this start, for the rate. */
+  private producedHere = 0;
   private startedAt = 0;
   private padding = '';
 
@@ -71,6 +75,7 @@ export class DatagenTask extends SourceTask<DatagenPartition, DatagenOffset, Dat
       this.partitions.push(partition);
       this.positions.push((await context.offsets.offset(partition))?.seq ?? 0);
     }
+    this.total = this.positions.reduce((a, b) => a + b, 0);
   }
 
   poll(): Observable<SourceRecord<DatagenPartition, DatagenOffset>> {
@@ -93,11 +98,12 @@ export class DatagenTask extends SourceTask<DatagenPartition, DatagenOffset, Dat
     const { rate, topic } = this.config;
     const limit = this.config['max.records'];
     let due = this.config['batch.size'];
-    if (rate > 0) due = Math.min(due, Math.floor(((this.context.clock.now() - this.startedAt) * rate) / 1000) - this.produced);
-    if (limit >= 0) due = Math.min(due, limit - this.produced);
+    if (rate > 0)
+      due = Math.min(due, Math.floor(((this.context.clock.now() - this.startedAt) * rate) / 1000) - this.producedHere);
+    if (limit >= 0) due = Math.min(due, limit - this.total);
     const out: SourceRecord<DatagenPartition, DatagenOffset>[] = [];
     for (let i = 0; i < due; i++) {
-      const index = (this.produced + i) % this.partitions.length;
+      const index = (this.total + i) % this.partitions.length;
       const partition = this.partitions[index] as DatagenPartition;
       const seq = (this.positions[index] as number) + 1;
       this.positions[index] = seq;
@@ -109,7 +115,8 @@ export class DatagenTask extends SourceTask<DatagenPartition, DatagenOffset, Dat
         value: { task: partition.task, sequence: partition.sequence, seq, payload: this.padding },
       });
     }
-    this.produced += Math.max(0, due);
+    this.producedHere += Math.max(0, due);
+    this.total += Math.max(0, due);
     return out;
   }
 }

@@ -27,7 +27,7 @@ describe('datagen', () => {
 
   it('resumes each sequence after its committed number, with no gap and no repeat', async () => {
     const run = await MockRuntime.start(DatagenTask, {
-      config: taskConfig({ rate: 0, 'max.records': 6 }),
+      config: taskConfig({ rate: 0, 'max.records': 53 }),
       committedOffsets: [
         { partition: { task: 0, sequence: 0 }, offset: { seq: 40 } },
         { partition: { task: 0, sequence: 1 }, offset: { seq: 7 } },

@@ -1,0 +1,97 @@
+import { resolve } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { ConfigError } from '../api/errors.js';
+import type { Logger } from '../api/logger.js';
+import { KafkajsSender } from '../kafka/kafkajs-sender.js';
+import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-config.js';
+import { TopicAdmin } from '../kafka/topic-admin.js';
+import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
+import { topicCreationSettings } from '../kafka/topic-creation-settings.js';
+import type { OffsetStore, RecordSender } from '../runtime/ports.js';
+import type { WorkerOptions } from '../runtime/worker.js';
+import { FileOffsetStore } from '../storage/file-offset-store.js';
+import { KafkaOffsetStore } from '../storage/kafka-offset-store.js';
+
+/** The offsets topic of a worker with `bootstrap.servers` that names neither a topic nor a file. */
+export const DEFAULT_OFFSETS_TOPIC = 'connect-offsets';
+
+/** The Kafka adapters of a worker, and how to release them. */
+export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' | 'prepareTopics'> & {
+  close(): Promise<void>;
+};
+
+/**
+ * Wires a worker to Kafka: one kafkajs producer per task (`producer.*` and
+ * `producer.override.*`), KIP-158 topic creation when the connector uses `topic.creation.*`
+ * and `topic.creation.enable` is not false, heartbeat topics created at connector start, and
+ * offsets in `offset.storage.file.filename` when given, else in the compacted
+ * `offset.storage.topic` (default `connect-offsets`).
+ */
+export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: Logger): KafkaAdapters {
+  const brokers = (config['bootstrap.servers'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (brokers.length === 0) throw new ConfigError('worker config', ['bootstrap.servers is empty: give host:port[,host:port...]']);
+  const kafkaLog = logger.child({ component: 'kafkajs' });
+  const logCreator = () => (entry: { level: number; log: { message: string } & Record<string, unknown> }) => {
+    const { message, ...fields } = entry.log;
+    if (entry.level <= logLevel.ERROR) kafkaLog.error(fields, message);
+    else if (entry.level === logLevel.WARN) kafkaLog.warn(fields, message);
+  };
+  const clientId = config['client.id'] ?? 'tributary';
+  const kafka = new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator });
+  const admin = new TopicAdmin(kafka);
+  const int = (key: string): number | undefined => {
+    const v = config[key];
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n)) throw new ConfigError('worker config', [`${key}: expected an integer, got "${v}"`]);
+    return n;
+  };
+  const file = config['offset.storage.file.filename'];
+  const offsetStore: OffsetStore = file
+    ? new FileOffsetStore(resolve(file))
+    : new KafkaOffsetStore({
+        kafka,
+        admin,
+        topic: config['offset.storage.topic'] ?? DEFAULT_OFFSETS_TOPIC,
+        partitions: int('offset.storage.partitions'),
+        replicationFactor: int('offset.storage.replication.factor'),
+        logger: logger.child({ component: 'offsets' }),
+      });
+  const topicCreation = config['topic.creation.enable'] !== 'false';
+  const senders = new Set<RecordSender>();
+  return {
+    offsetStore,
+    async createSender({ connector, taskId, connectorConfig }) {
+      const producer = resolveProducerConfig(config, connectorConfig, { connector, task: taskId });
+      for (const warning of producer.warnings) logger.warn({ connector, task: taskId, event: 'producer.config' }, warning);
+      const client = new Kafka({ brokers, logLevel: logLevel.WARN, logCreator, ...kafkajsClientOptions(producer) });
+      const sender = new KafkajsSender({
+        kafka: client,
+        config: producer,
+        onAsyncError: (err) => logger.warn({ connector, task: taskId, err }, 'producer error outside any record'),
+      });
+      await sender.connect();
+      const settings = topicCreation ? topicCreationSettings(connectorConfig) : null;
+      const wrapped: RecordSender = settings ? new TopicCreatingSender(sender, admin, settings) : sender;
+      senders.add(wrapped);
+      return {
+        send: (r, cb) => wrapped.send(r, cb),
+        flush: () => wrapped.flush(),
+        close: async () => {
+          senders.delete(wrapped);
+          await wrapped.close();
+        },
+      };
+    },
+    async prepareTopics({ heartbeatTopic, connectorConfig }) {
+      if (Number(connectorConfig['heartbeat.interval.ms'] ?? 0) > 0) await admin.ensureTopics([heartbeatTopic]);
+    },
+    async close() {
+      await Promise.all([...senders].map((s) => s.close().catch(() => {})));
+      await admin.close();
+    },
+  };
+}

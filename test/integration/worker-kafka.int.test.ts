@@ -1,0 +1,133 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { runStandalone } from '../../src/cli/standalone.js';
+import { TopicAdmin } from '../../src/kafka/topic-admin.js';
+import { consumeAll, describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../helpers/kafka.js';
+
+async function createTopics(topics: string[], partitions: number): Promise<void> {
+  const admin = new TopicAdmin(testKafka());
+  try {
+    await admin.ensureTopics(topics, { partitions });
+  } finally {
+    await admin.close();
+  }
+}
+
+const fixture = new URL('../helpers/fixture-connector.ts', import.meta.url).pathname;
+const quiet = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+
+async function files(worker: Record<string, string>, connectors: Array<Record<string, string>>) {
+  const dir = await mkdtemp(join(tmpdir(), 'tributary-worker-'));
+  const props = (o: Record<string, string>) =>
+    Object.entries(o)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n');
+  await writeFile(join(dir, 'worker.properties'), props(worker));
+  const paths = await Promise.all(
+    connectors.map(async (c, i) => {
+      const p = join(dir, `c${i}.properties`);
+      await writeFile(p, props(c));
+      return p;
+    }),
+  );
+  return { workerConfigPath: join(dir, 'worker.properties'), connectorConfigPaths: paths, logger: quiet };
+}
+
+describeKafka('standalone worker on a real broker', () => {
+  it('writes records with their keys, values, headers, partitions and timestamps', async () => {
+    const bootstrap = requireKafkaBootstrap();
+    const topic = uniqueTopic('fixture');
+    await createTopics([topic], 2);
+    const worker = await runStandalone(
+      await files(
+        { 'bootstrap.servers': bootstrap, 'offset.storage.topic': uniqueTopic('offsets'), 'offset.flush.interval.ms': '500' },
+        [{ name: 'fixture', 'connector.class': `${fixture}#FixtureConnector`, topic, count: '20' }],
+      ),
+    );
+    try {
+      const records = await consumeAll(topic, 20);
+      expect(records).toHaveLength(20);
+      for (const r of records) {
+        const value = JSON.parse(String(r.value));
+        expect(r.partition).toBe(value.i % 2);
+        expect(JSON.parse(String(r.key))).toEqual({ id: value.i });
+        expect(value.text).toBe(`record ${value.i}`);
+        expect(String(r.headers['x-index'])).toBe(String(value.i));
+        expect([...(r.headers['x-bytes'] ?? [])]).toEqual([value.i]);
+        expect(r.timestamp).toBe(1_700_000_000_000 + value.i);
+      }
+      // Per Kafka partition, records keep the order the task produced them in.
+      for (const p of [0, 1]) {
+        const is = records.filter((r) => r.partition === p).map((r) => JSON.parse(String(r.value)).i);
+        expect(is).toEqual([...is].sort((a, b) => a - b));
+      }
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("routes heartbeats to the connector's heartbeat.topic, else the worker's, never to a data topic", async () => {
+    const bootstrap = requireKafkaBootstrap();
+    const [dataA, dataB, beatsA, workerBeats] = ['data-a', 'data-b', 'beats-a', 'beats-worker'].map((p) => uniqueTopic(p)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    await createTopics([dataA, dataB], 2);
+    const worker = await runStandalone(
+      await files(
+        { 'bootstrap.servers': bootstrap, 'offset.storage.topic': uniqueTopic('offsets'), 'heartbeat.topic': workerBeats },
+        [
+          {
+            name: 'a',
+            'connector.class': `${fixture}#FixtureConnector`,
+            topic: dataA,
+            count: '3',
+            'heartbeat.interval.ms': '200',
+            'heartbeat.topic': beatsA,
+          },
+          {
+            name: 'b',
+            'connector.class': `${fixture}#FixtureConnector`,
+            topic: dataB,
+            count: '3',
+            'heartbeat.interval.ms': '200',
+          },
+        ],
+      ),
+    );
+    try {
+      const a = await consumeAll(beatsA, 3);
+      const w = await consumeAll(workerBeats, 3);
+      expect(a.every((r) => JSON.parse(String(r.value)).heartbeat === true)).toBe(true);
+      expect(w.every((r) => JSON.parse(String(r.value)).heartbeat === true)).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+    for (const topic of [dataA, dataB]) {
+      const data = await consumeAll(topic, 3);
+      expect(data.map((r) => JSON.parse(String(r.value)).heartbeat)).toEqual([undefined, undefined, undefined]);
+    }
+  });
+
+  it("commits offsets to the offsets topic in Kafka Connect's format once the records are in Kafka", async () => {
+    const bootstrap = requireKafkaBootstrap();
+    const topic = uniqueTopic('fixture');
+    const offsetsTopic = uniqueTopic('offsets');
+    await createTopics([topic], 2);
+    const worker = await runStandalone(
+      await files({ 'bootstrap.servers': bootstrap, 'offset.storage.topic': offsetsTopic, 'offset.flush.interval.ms': '200' }, [
+        { name: 'fx', 'connector.class': `${fixture}#FixtureConnector`, topic, count: '5' },
+      ]),
+    );
+    await consumeAll(topic, 5);
+    await worker.stop();
+    const stored = await consumeAll(offsetsTopic, 1);
+    const last = stored.at(-1);
+    expect(String(last?.key)).toBe('["fx",{"source":"fixture"}]');
+    expect(String(last?.value)).toBe('{"i":4}');
+  });
+});
