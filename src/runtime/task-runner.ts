@@ -206,6 +206,9 @@ export class TaskRunner<P, O, C> {
         });
         continue;
       }
+      // As Kafka Connect does at the top of each loop pass: move acknowledged offsets out of the
+      // per-partition queues now, so they do not grow with every record until the next flush.
+      this.takeCommittable();
       const emitted = await this.pollRound();
       if (this.stopping) break;
       if (emitted === 0 && this.settings.pollBackoffMs > 0) {
