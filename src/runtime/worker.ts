@@ -39,6 +39,8 @@ export interface WorkerOptions {
   readonly loadConnector?: (spec: string) => Promise<SourceConnectorClass>;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Releases the adapters (clients, sinks) after the worker stopped; called once by {@link Worker.stop}. */
+  readonly close?: () => Promise<void>;
   /** Instrumentation per task. */
   readonly taskListener?: (connector: string, taskId: number) => TaskListener | undefined;
 }
@@ -274,7 +276,11 @@ export class Worker {
     const runners = [...this.runners.values()];
     this.runners.clear();
     await Promise.all(runners.map((r) => r.shutdown()));
-    await this.options.offsetStore.stop();
+    try {
+      await this.options.offsetStore.stop();
+    } finally {
+      await this.options.close?.();
+    }
     this.log.info({ event: 'worker.stopped' }, 'worker stopped');
   }
 }
