@@ -65,8 +65,8 @@ async function dataBySequence(topic: string, atLeast: number, kafka: Kafka): Pro
   const by = new Map<number, Set<number>>();
   for (const r of await consumeAll(topic, atLeast, 60_000, kafka)) {
     const v = JSON.parse(String(r.value));
-    let set = by.get(v.sequence);
-    if (!set) by.set(v.sequence, (set = new Set()));
+    const set = by.get(v.sequence) ?? new Set<number>();
+    by.set(v.sequence, set);
     set.add(v.seq);
   }
   return by;

@@ -69,7 +69,10 @@ describe('tributary standalone on the embedded default', () => {
     expect(first.stderr()).toContain('"event":"task.stopped"');
 
     // max.records counts from the committed offsets: raising it to 40 writes 26..40.
-    await writeFile(join(dir, 'gen2.properties'), (await readFile(join(dir, 'gen.properties'), 'utf8')).replace('max.records=25', 'max.records=40'));
+    await writeFile(
+      join(dir, 'gen2.properties'),
+      (await readFile(join(dir, 'gen.properties'), 'utf8')).replace('max.records=25', 'max.records=40'),
+    );
     const second = startCli(['standalone', join(dir, 'worker.properties'), join(dir, 'gen2.properties')]);
     await waitFor(() => second.stderr().includes('"event":"task.started"'), 20_000);
     await new Promise((r) => setTimeout(r, 500));
