@@ -1,0 +1,90 @@
+import * as t from 'io-ts';
+import { concat, defer, from, mergeMap, type Observable, throwError } from 'rxjs';
+import { offsetCodec, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary';
+import type { FileSourceConfig } from './file-source-config.js';
+import { type FileLine, type ReadBudget, TrackedFile } from './tracked-file.js';
+
+/** A file source partition: one file, by the name it was configured with (as Kafka Connect's FileStreamSource). */
+export type FilePartition = { filename: string };
+/** How far into a file: the byte position just after the last line written. */
+export type FileOffset = { position: number };
+
+/** Bytes of lines one poll round reads at most, whatever `batch.size` allows. */
+export const MAX_ROUND_BYTES = 4 * 1024 * 1024;
+/** Size of the read buffer a task shares between its files. */
+export const READ_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Reads lines of its files and writes one record per line: the line as a string value, no key,
+ * partition `{ filename }`, offset `{ position }` (the byte after the line's newline). Resumes
+ * after the committed position of each file; see the README for truncated and replaced files.
+ */
+export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSourceConfig> {
+  readonly offsets = offsetCodec({
+    partition: t.type({ filename: t.string }),
+    offset: t.type({ position: t.number }),
+  });
+  private config!: FileSourceConfig;
+  private files: TrackedFile[] = [];
+  /** Which file a round starts with, so that no file starves the others. */
+  private next = 0;
+
+  async start(config: FileSourceConfig, context: SourceTaskContext<FilePartition, FileOffset>): Promise<void> {
+    this.config = config;
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    for (const filename of config.files) {
+      const file = new TrackedFile(filename, {
+        follow: config.follow,
+        encoding: config.encoding,
+        pollIntervalMs: config['poll.interval.ms'],
+        maxLineBytes: config['max.line.bytes'],
+        buffer,
+        clock: context.clock,
+        logger: context.logger,
+      });
+      this.files.push(file);
+      await file.open((await context.offsets.offset({ filename }))?.position);
+    }
+  }
+
+  poll(): Observable<SourceRecord<FilePartition, FileOffset>> {
+    return defer(() => this.readRound()).pipe(
+      // Lines read before an error are still written (and their offsets committed), then the task fails.
+      mergeMap(({ records, error }) =>
+        error === undefined
+          ? from(records)
+          : concat(
+              from(records),
+              throwError(() => error),
+            ),
+      ),
+    );
+  }
+
+  override async stop(): Promise<void> {
+    await Promise.all(this.files.map((f) => f.close()));
+  }
+
+  private async readRound(): Promise<{ records: Array<SourceRecord<FilePartition, FileOffset>>; error?: unknown }> {
+    const lines: FileLine[] = [];
+    const budget: ReadBudget = { lines: this.config['batch.size'], bytes: MAX_ROUND_BYTES };
+    const count = this.files.length;
+    let error: unknown;
+    try {
+      for (let i = 0; i < count && budget.lines > 0 && budget.bytes > 0; i++) {
+        await (this.files[(this.next + i) % count] as TrackedFile).readInto(lines, budget);
+      }
+    } catch (e) {
+      error = e;
+    }
+    this.next = (this.next + 1) % count;
+    const topic = this.config.topic;
+    const records = lines.map((line) => ({
+      sourcePartition: { filename: line.filename },
+      sourceOffset: { position: line.position },
+      topic,
+      value: line.text,
+    }));
+    return error === undefined ? { records } : { records, error };
+  }
+}

@@ -1,0 +1,289 @@
+import { type FileHandle, open, stat } from 'node:fs/promises';
+import type { Clock, Logger } from 'tributary';
+
+/** One complete line and the byte position just after it (its newline included): the offset to commit. */
+export interface FileLine {
+  readonly filename: string;
+  readonly text: string;
+  readonly position: number;
+}
+
+/** What one poll round may still take; {@link TrackedFile.readInto} lowers it as it reads. */
+export interface ReadBudget {
+  lines: number;
+  bytes: number;
+}
+
+/** How a {@link TrackedFile} reads. */
+export interface TrackedFileOptions {
+  readonly follow: boolean;
+  readonly encoding: 'utf8' | 'latin1';
+  readonly pollIntervalMs: number;
+  readonly maxLineBytes: number;
+  /** The read buffer, shared by every file of a task (they are read one at a time). */
+  readonly buffer: Buffer;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/**
+ * One file read line by line from a byte position, with bounded memory: a shared read
+ * buffer, plus the bytes of a line not yet complete (at most `max.line.bytes`).
+ *
+ * Following, it checks a file at its end every `poll.interval.ms` (no I/O in between): new
+ * data is read; a file shorter than the position (truncated) is read again from 0; a path
+ * that now names another file (replaced, e.g. rotated) has its old file read to the end first,
+ * then the new one from 0; a missing path is waited for. Each of these is logged. Not
+ * following, the file is read to its end once and a last line without a newline is emitted
+ * as it is.
+ */
+export class TrackedFile {
+  private handle: FileHandle | undefined;
+  private inode = 0;
+  private device = 0;
+  /** Byte position after the last line emitted: the offset. */
+  private position = 0;
+  /** Byte position of the next read: `position` plus the bytes of the incomplete line. */
+  private readPosition = 0;
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  /** Virtual time before which a file at its end (or missing) is not looked at again. */
+  private idleUntil = 0;
+  private done = false;
+  private reportedMissing = false;
+  /** Where the next open starts: the committed position until the file was first opened, then 0. */
+  private openAt = 0;
+
+  constructor(
+    readonly filename: string,
+    private readonly options: TrackedFileOptions,
+  ) {}
+
+  /**
+   * Opens the file at `committed` (0 when nothing was committed). A file shorter than
+   * `committed` was truncated while the task was down: it is read from 0, with a warning.
+   * A missing file is waited for when following and an error otherwise.
+   */
+  async open(committed: number | undefined): Promise<void> {
+    this.openAt = committed ?? 0;
+    await this.tryOpen();
+  }
+
+  /**
+   * Reads complete lines into `out` until the budget is spent or the file is at its end.
+   * Between checks of a file at its end it does no I/O.
+   */
+  async readInto(out: FileLine[], budget: ReadBudget): Promise<void> {
+    if (this.done || this.options.clock.now() < this.idleUntil) return;
+    if (!this.handle && !(await this.tryOpen())) {
+      this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
+      return;
+    }
+    if (await this.readLines(out, budget)) return;
+    // At the end of the file.
+    if (!this.options.follow) {
+      this.emitPartial(out);
+      this.done = true;
+      this.release();
+      this.options.logger.info(
+        { event: 'file.done', file: this.filename, position: this.position },
+        `read ${this.filename} to its end`,
+      );
+      return;
+    }
+    if (await this.checkIdentity(out, budget)) return;
+    this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
+  }
+
+  /** Closes the file for good (the task stops). */
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    this.done = true;
+    await handle?.close();
+  }
+
+  private async tryOpen(): Promise<boolean> {
+    const from = this.openAt;
+    let handle: FileHandle;
+    try {
+      handle = await open(this.filename, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      if (!this.options.follow) {
+        throw new Error(`File ${this.filename} does not exist; with follow=false every file must exist when the task starts`, {
+          cause: e,
+        });
+      }
+      if (!this.reportedMissing) {
+        this.reportedMissing = true;
+        this.options.logger.warn(
+          { event: 'file.missing', file: this.filename },
+          `file ${this.filename} does not exist; waiting for it (checked every ${this.options.pollIntervalMs} ms)`,
+        );
+      }
+      return false;
+    }
+    const stats = await handle.stat().catch(async (e: unknown) => {
+      await handle.close();
+      throw e;
+    });
+    let position = from;
+    if (stats.size < from) {
+      this.options.logger.warn(
+        { event: 'file.truncated', file: this.filename, size: stats.size, position: from },
+        `file ${this.filename} is ${stats.size} bytes, shorter than the committed position ${from}: it was truncated, reading it again from the start`,
+      );
+      position = 0;
+    }
+    this.handle = handle;
+    this.openAt = 0;
+    this.inode = stats.ino;
+    this.device = stats.dev;
+    this.position = position;
+    this.readPosition = position;
+    this.dropPartial();
+    this.reportedMissing = false;
+    this.options.logger.info(
+      { event: 'file.opened', file: this.filename, position },
+      `reading ${this.filename} from byte ${position}`,
+    );
+    return true;
+  }
+
+  /** Reads lines until the budget is spent (returns true) or the end of the file (returns false). */
+  private async readLines(out: FileLine[], budget: ReadBudget): Promise<boolean> {
+    const handle = this.handle as FileHandle;
+    const { buffer } = this.options;
+    while (budget.lines > 0 && budget.bytes > 0) {
+      const chunkStart = this.readPosition;
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, chunkStart);
+      if (bytesRead === 0) return false;
+      const chunk = buffer.subarray(0, bytesRead);
+      let from = 0;
+      for (;;) {
+        const newline = chunk.indexOf(NEWLINE, from);
+        if (newline === -1) {
+          this.keepPartial(chunk.subarray(from));
+          this.readPosition = chunkStart + bytesRead;
+          break;
+        }
+        const end = chunkStart + newline + 1;
+        out.push({ filename: this.filename, text: this.decode(this.takeLine(chunk.subarray(from, newline))), position: end });
+        budget.lines--;
+        budget.bytes -= end - this.position;
+        this.position = end;
+        this.readPosition = end;
+        from = newline + 1;
+        // The rest of the chunk is read again next round: cheaper than keeping it.
+        if (budget.lines <= 0 || budget.bytes <= 0) return true;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * At the end of a followed file: has it been truncated, replaced or removed? Reads what the
+   * answer calls for and returns true when the budget ran out before the end.
+   */
+  private async checkIdentity(out: FileLine[], budget: ReadBudget): Promise<boolean> {
+    const handle = this.handle as FileHandle;
+    let current: { ino: number; dev: number } | undefined;
+    try {
+      current = await stat(this.filename);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    if (current === undefined) {
+      if (!this.reportedMissing) {
+        this.reportedMissing = true;
+        this.options.logger.warn(
+          { event: 'file.missing', file: this.filename, position: this.position },
+          `file ${this.filename} was removed; keeping the read file open and waiting for a new one at that path`,
+        );
+      }
+      return false;
+    }
+    if (current.ino !== this.inode || current.dev !== this.device) {
+      // Lines written to the old file up to its replacement belong before the new file's.
+      if (await this.readLines(out, budget)) return true;
+      this.emitPartial(out);
+      const previous = this.inode;
+      this.release();
+      this.options.logger.warn(
+        { event: 'file.replaced', file: this.filename, inode: previous, newInode: current.ino, position: this.position },
+        `file ${this.filename} was replaced (inode ${previous} is now ${current.ino}) after byte ${this.position}: reading the new file from the start`,
+      );
+      return (await this.tryOpen()) && (await this.readLines(out, budget));
+    }
+    const { size } = await handle.stat();
+    if (size < this.readPosition) {
+      this.options.logger.warn(
+        { event: 'file.truncated', file: this.filename, size, position: this.position },
+        `file ${this.filename} was truncated to ${size} bytes, below the read position ${this.readPosition}: reading it again from the start`,
+      );
+      this.position = 0;
+      this.readPosition = 0;
+      this.dropPartial();
+      return this.readLines(out, budget);
+    }
+    return false;
+  }
+
+  /** The last line of a file that ends without a newline, when no more is coming. */
+  private emitPartial(out: FileLine[]): void {
+    if (this.partialBytes === 0) return;
+    const text = this.decode(this.takeLine(Buffer.alloc(0)));
+    this.position = this.readPosition;
+    out.push({ filename: this.filename, text, position: this.position });
+  }
+
+  /**
+   * Closes the current file without waiting: nothing depends on the close, and a poll round
+   * should not wait for it.
+   */
+  private release(): void {
+    const handle = this.handle;
+    this.handle = undefined;
+    handle?.close().catch((err: unknown) => {
+      this.options.logger.warn({ event: 'file.close.failed', file: this.filename, err }, `closing ${this.filename} failed`);
+    });
+  }
+
+  private keepPartial(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.checkLength(this.partialBytes + bytes.length);
+    // Copy: the read buffer is reused by the next read.
+    this.partial.push(Buffer.from(bytes));
+    this.partialBytes += bytes.length;
+  }
+
+  private takeLine(tail: Buffer): Buffer {
+    this.checkLength(this.partialBytes + tail.length);
+    if (this.partialBytes === 0) return tail;
+    const line = Buffer.concat([...this.partial, tail]);
+    this.dropPartial();
+    return line;
+  }
+
+  private dropPartial(): void {
+    this.partial = [];
+    this.partialBytes = 0;
+  }
+
+  private checkLength(bytes: number): void {
+    if (bytes > this.options.maxLineBytes) {
+      throw new Error(
+        `The line at byte ${this.position} of ${this.filename} is longer than max.line.bytes (${this.options.maxLineBytes}): raise max.line.bytes to read it`,
+      );
+    }
+  }
+
+  private decode(line: Buffer): string {
+    const end = line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.length - 1 : line.length;
+    return line.toString(this.options.encoding, 0, end);
+  }
+}

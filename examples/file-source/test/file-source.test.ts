@@ -1,0 +1,264 @@
+import { appendFile, mkdtemp, rename, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lastValueFrom, toArray } from 'rxjs';
+import type { Logger } from 'tributary';
+import { MockRuntime, VirtualClock } from 'tributary/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FileSourceConfig, FileSourceConnector, FileSourceTask, fileSourceConfig } from '../src/index.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'file-source-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const config = (files: string[], extra: Partial<FileSourceConfig> = {}): FileSourceConfig => ({
+  files,
+  topic: 'lines',
+  'batch.size': 2000,
+  follow: true,
+  encoding: 'utf8',
+  'poll.interval.ms': 1000,
+  'max.line.bytes': 1_048_576,
+  ...extra,
+});
+
+/** A logger that keeps `event` and message of every warning. */
+function warnings(): { logger: Logger; seen: Array<{ event: string; message: string }> } {
+  const seen: Array<{ event: string; message: string }> = [];
+  const logger: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: (fields, message) => seen.push({ event: String((fields as { event?: string }).event), message: message ?? '' }),
+    error: () => {},
+    child: () => logger,
+  };
+  return { logger, seen };
+}
+
+const values = (run: MockRuntime<{ filename: string }, { position: number }, FileSourceConfig>) =>
+  run.dataRecords.map((r) => r.value);
+
+describe('file source', () => {
+  it('writes one record per line: the line as a string value, no key, the byte position after its newline as offset', async () => {
+    const file = join(dir, 'a.log');
+    await writeFile(file, 'alpha\r\nbéta\n\ngamma\n');
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]) });
+    await run.advanceBy('1s');
+    expect(run.dataRecords.map((r) => [r.value, r.sourceOffset.position, r.key])).toEqual([
+      ['alpha', 7, undefined],
+      ['béta', 13, undefined],
+      ['', 14, undefined],
+      ['gamma', 20, undefined],
+    ]);
+    expect(run.dataRecords.every((r) => r.topic === 'lines' && r.sourcePartition.filename === file)).toBe(true);
+    await run.flush();
+    expect(await run.committedOffset({ filename: file })).toEqual({ position: 20 });
+    await run.stop();
+  });
+
+  it('resumes after the committed position of each file, with no gap and no repeat', async () => {
+    const a = join(dir, 'a.log');
+    const b = join(dir, 'b.log');
+    await writeFile(a, 'a1\na2\na3\n');
+    await writeFile(b, 'b1\nb2\n');
+    const run = await MockRuntime.start(FileSourceTask, {
+      config: config([a, b]),
+      committedOffsets: [{ partition: { filename: a }, offset: { position: 3 } }],
+    });
+    await run.advanceBy('1s');
+    expect(values(run).sort()).toEqual(['a2', 'a3', 'b1', 'b2']);
+    await run.flush();
+    await appendFile(a, 'a4\n');
+    const crashed = run.task;
+    await run.restart({ crash: true });
+    await run.advanceBy('2s');
+    expect(values(run).slice(4)).toEqual(['a4']);
+    await run.stop();
+    await crashed.stop(); // what the end of a crashed process would have closed
+  });
+
+  it('follows a growing file, holding back a last line until its newline arrives', async () => {
+    const file = join(dir, 'grow.log');
+    await writeFile(file, 'one\ntw');
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]) });
+    await run.advanceBy('1s');
+    expect(values(run)).toEqual(['one']);
+    await appendFile(file, 'o\nthree');
+    await run.advanceBy('500ms');
+    await run.advanceBy('1s');
+    expect(values(run)).toEqual(['one', 'two']);
+    await run.flush();
+    expect(await run.committedOffset({ filename: file })).toEqual({ position: 8 });
+    await run.stop();
+  });
+
+  it('emits a last line without a newline at the end of the file when not following', async () => {
+    const file = join(dir, 'once.log');
+    await writeFile(file, 'one\ntwo');
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file], { follow: false }) });
+    await run.advanceBy('1s');
+    await appendFile(file, 'more\n');
+    await run.advanceBy('5s');
+    expect(values(run)).toEqual(['one', 'two']);
+    expect(run.dataRecords.at(-1)?.sourceOffset).toEqual({ position: 7 });
+    await run.stop();
+  });
+
+  it('reads a file truncated below its position again from the start, with a warning', async () => {
+    const file = join(dir, 'trunc.log');
+    await writeFile(file, 'old-1\nold-2\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    await truncate(file, 0);
+    await appendFile(file, 'new\n');
+    await run.advanceBy('2s');
+    expect(values(run)).toEqual(['old-1', 'old-2', 'new']);
+    expect(seen).toEqual([
+      {
+        event: 'file.truncated',
+        message: `file ${file} was truncated to 4 bytes, below the read position 12: reading it again from the start`,
+      },
+    ]);
+    await run.stop();
+  });
+
+  it('starts over a file found shorter than its committed position at start, with a warning', async () => {
+    const file = join(dir, 'short.log');
+    await writeFile(file, 'x\ny\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, {
+      config: config([file]),
+      committedOffsets: [{ partition: { filename: file }, offset: { position: 1000 } }],
+      logger,
+    });
+    await run.advanceBy('1s');
+    expect(values(run)).toEqual(['x', 'y']);
+    expect(seen.map((s) => s.event)).toEqual(['file.truncated']);
+    expect(seen[0]?.message).toContain(
+      'shorter than the committed position 1000: it was truncated, reading it again from the start',
+    );
+    await run.stop();
+  });
+
+  it('finishes a replaced (rotated) file, then reads the new one from the start, with a warning', async () => {
+    const file = join(dir, 'app.log');
+    await writeFile(file, 'first\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    await appendFile(file, 'last of old\nunfinished');
+    await rename(file, `${file}.1`);
+    await writeFile(file, 'fresh\n');
+    await run.advanceBy('2s');
+    expect(values(run)).toEqual(['first', 'last of old', 'unfinished', 'fresh']);
+    expect(run.dataRecords.map((r) => r.sourceOffset.position)).toEqual([6, 18, 28, 6]);
+    expect(seen.map((s) => s.event)).toEqual(['file.replaced']);
+    expect(seen[0]?.message).toMatch(
+      /^file .*app\.log was replaced \(inode \d+ is now \d+\) after byte 28: reading the new file from the start$/,
+    );
+    await run.stop();
+  });
+
+  it('waits for a missing file when following and reads it once it appears', async () => {
+    const file = join(dir, 'later.log');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('3s');
+    await writeFile(file, 'here\n');
+    await run.advanceBy('2s');
+    expect(values(run)).toEqual(['here']);
+    expect(seen.map((s) => s.event)).toEqual(['file.missing']);
+    await run.stop();
+  });
+
+  it('fails to start on a missing file when not following, naming the file', async () => {
+    const file = join(dir, 'nope.log');
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file], { follow: false }) });
+    expect(run.status.state).toBe('FAILED');
+    if (run.status.state === 'FAILED') {
+      expect(run.status.error.message).toContain(`File ${file} does not exist; with follow=false every file must exist`);
+    }
+  });
+
+  it('fails with a clear error on a line longer than max.line.bytes', async () => {
+    const file = join(dir, 'long.log');
+    await writeFile(file, `ok\n${'x'.repeat(300)}\n`);
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file], { 'max.line.bytes': 100 }) });
+    await run.advanceBy('1s');
+    expect(values(run)).toEqual(['ok']);
+    expect(run.status.state).toBe('FAILED');
+    if (run.status.state === 'FAILED') {
+      expect(run.status.error.message).toContain(`The line at byte 3 of ${file} is longer than max.line.bytes (100)`);
+    }
+  });
+
+  it('reads lines that span read buffers exactly, byte positions included', async () => {
+    const file = join(dir, 'big.log');
+    const lines = Array.from({ length: 40 }, (_, i) => `${i}:${'é'.repeat((i * 7919) % 50_000)}`);
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file], { 'batch.size': 7 }) });
+    await run.advanceBy('1s');
+    expect(values(run)).toEqual(lines);
+    let position = 0;
+    const expected = lines.map((l) => (position += Buffer.byteLength(l) + 1));
+    expect(run.dataRecords.map((r) => r.sourceOffset.position)).toEqual(expected);
+    await run.stop();
+  });
+
+  it('reads at most batch.size lines per poll round, taking turns between files', async () => {
+    const a = join(dir, 'a.log');
+    const b = join(dir, 'b.log');
+    await writeFile(a, 'a\n'.repeat(5));
+    await writeFile(b, 'b\n'.repeat(5));
+    const task = new FileSourceTask();
+    const clock = new VirtualClock();
+    await task.start(config([a, b], { 'batch.size': 3 }), {
+      connector: 'files',
+      taskId: 0,
+      clock,
+      logger: warnings().logger,
+      offsets: { offset: async () => undefined, offsets: async () => [] },
+    });
+    const round = async () => (await lastValueFrom(task.poll().pipe(toArray()))).map((r) => r.value).join('');
+    expect([await round(), await round(), await round(), await round()]).toEqual(['aaa', 'bbb', 'aab', 'b']);
+    await task.stop();
+  });
+});
+
+describe('file source config', () => {
+  it('takes file or files, splits them over tasks.max tasks, and names what is wrong', () => {
+    const one = fileSourceConfig.parse({ file: 'x.log', topic: 't' });
+    expect(one.ok && one.value.files).toEqual(['x.log']);
+    const connector = new FileSourceConnector();
+    const parsed = fileSourceConfig.parse({ files: 'a,b,c', topic: 't', 'batch.size': '10' });
+    if (!parsed.ok) throw new Error('should parse');
+    connector.start(parsed.value);
+    expect(connector.taskConfigs(2).map((c) => c.files)).toEqual([['a', 'c'], ['b']]);
+    expect(connector.taskConfigs(5)).toHaveLength(3);
+    const messages = (raw: Record<string, unknown>) => {
+      const r = fileSourceConfig.parse(raw);
+      return r.ok ? [] : r.problems.map((p) => p.message);
+    };
+    expect(messages({ topic: 't' })).toEqual([
+      'Missing required configuration "file" (or "files"): the file(s) to read; standard input is not supported',
+    ]);
+    expect(messages({ topic: 't', file: 'a', files: 'b' })).toEqual([
+      'Set "file" or "files", not both: files lists every file to read',
+    ]);
+    expect(messages({ topic: 't', files: 'a,a' })).toEqual(['Invalid configuration files: lists a twice']);
+    expect(messages({ topic: 't', 'batch.size': 'x' })).toEqual([
+      'Missing required configuration "file" (or "files"): the file(s) to read; standard input is not supported',
+      'Invalid configuration batch.size: expected integer >= 1, got "x"',
+    ]);
+    expect(messages({ file: 'a', encoding: 'utf16', follow: 'yes' })).toEqual([
+      'Missing required configuration "topic": Topic the lines go to.',
+      'Invalid configuration follow: expected boolean (true or false), got "yes"',
+      'Invalid configuration encoding: expected utf8 | latin1, got "utf16"',
+    ]);
+  });
+});
