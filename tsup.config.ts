@@ -1,18 +1,27 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
+
+const common: Options = {
+  dts: true,
+  sourcemap: true,
+  target: 'node20',
+  splitting: true,
+  // The contract suite uses the user's own vitest, never a bundled copy.
+  external: ['vitest'],
+};
 
 export default defineConfig([
   {
-    entry: {
-      index: 'src/index.ts',
-      'testing/index': 'src/testing/index.ts',
-      'runtime/index': 'src/runtime/index.ts',
-    },
-    format: ['esm', 'cjs'],
-    dts: true,
-    sourcemap: true,
+    ...common,
+    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'runtime/index': 'src/runtime/index.ts' },
+    format: ['esm'],
     clean: true,
-    target: 'node20',
-    splitting: true,
+  },
+  {
+    ...common,
+    // CommonJS: the same entries, but tributary/testing without the vitest contract suite
+    // (it loads vitest with a top-level await, which CommonJS cannot do).
+    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/core.ts', 'runtime/index': 'src/runtime/index.ts' },
+    format: ['cjs'],
   },
   {
     entry: { 'cli/main': 'src/cli/main.ts' },

@@ -6,14 +6,30 @@
  * const run = await MockRuntime.start(MyTask, { config: { ... } });
  * await run.advanceBy('1h');
  * ```
+ *
+ * `describeSourceTask(MyTask, { ... })` generates the contract tests every source task should
+ * pass. It registers vitest tests: vitest is an optional peer dependency, loaded when present,
+ * so the rest of `tributary/testing` works with any test framework. The CommonJS build leaves
+ * the contract suite out (vitest cannot be loaded with `require`).
  * @module
  */
 
 export {
   type CapturedRecord,
   type CapturedRecordView,
+  type Duration,
   MockRuntime,
   type MockRuntimeOptions,
-} from './mock-runtime.js';
-export { MockSender, type RecordPredicate } from './mock-sender.js';
-export { type Duration, toMillis, VirtualClock } from './virtual-clock.js';
+  MockSender,
+  type RecordPredicate,
+  toMillis,
+  VirtualClock,
+} from './core.js';
+export {
+  describeSourceTask,
+  SOURCE_TASK_CHECKS,
+  type SourceTaskCheck,
+  type SourceTaskConfigContract,
+  type SourceTaskContractOptions,
+  type SourceTaskUnderTest,
+} from './describe-source-task.js';

@@ -17,6 +17,9 @@ export function toMillis(duration: Duration): number {
   return Number(m[1]) * (UNITS[m[2] as string] as number);
 }
 
+/** A file-system request in flight: `FSReqCallback`/`FSReqPromise`, and `CloseReq` for `FileHandle.close()`. */
+const isFileRequest = (resource: string): boolean => resource.startsWith('FSReq') || resource === 'CloseReq';
+
 class VirtualAction<T> extends Subscription implements SchedulerAction<T> {
   due = 0;
   seq = 0;
@@ -103,7 +106,7 @@ export class VirtualClock implements Clock {
     let quiet = 0;
     for (let turn = 0; turn < 10_000 && quiet < 3; turn++) {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      quiet = process.getActiveResourcesInfo().some((r) => r.startsWith('FSReq')) ? 0 : quiet + 1;
+      quiet = process.getActiveResourcesInfo().some(isFileRequest) ? 0 : quiet + 1;
     }
   }
 

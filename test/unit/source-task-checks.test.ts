@@ -1,0 +1,152 @@
+import { defer, EMPTY, from, ignoreElements, type Observable } from 'rxjs';
+import { configTypes, defineConfig, type HeartbeatRecord, type SourceRecord, SourceTask } from 'tributary';
+import { describe, expect, it } from 'vitest';
+import type { SourceTaskContractOptions } from '../../src/testing/describe-source-task.js';
+import { type SourceTaskCheck, sourceTaskChecks } from '../../src/testing/source-task-checks.js';
+import { type CounterConfig, type CounterOffset, type CounterPartition, CounterTask } from '../helpers/counter-task.js';
+
+type Options = SourceTaskContractOptions<CounterPartition, CounterOffset, CounterConfig>;
+type CounterClass = new () => SourceTask<CounterPartition, CounterOffset, CounterConfig>;
+
+const base: Options = {
+  taskConfig: { topic: 'data', limit: 10, streams: ['a', 'b'], heartbeats: true },
+  config: {
+    definition: defineConfig({ topic: { type: configTypes.string, description: 'Topic.' } }),
+    valid: { topic: 'data' },
+    invalid: {},
+    invalidKeys: ['topic'],
+  },
+  farFutureOffset: () => ({ n: 1_000_000 }),
+  runFor: '5s',
+};
+
+function check(task: CounterClass, name: SourceTaskCheck, options: Partial<Options> = {}) {
+  const found = sourceTaskChecks(task, { ...base, ...options }).checks.find((c) => c.name === name);
+  if (!found) throw new Error(`no check ${name}`);
+  return found;
+}
+
+/** Starts every stream at 0 whatever was committed. */
+class ForgetfulTask extends CounterTask {
+  override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+    await super.start(config, context);
+    for (const stream of this.positions.keys()) this.positions.set(stream, 0);
+  }
+}
+
+/** Resumes one record too far. */
+class SkippingTask extends CounterTask {
+  override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+    await super.start(config, context);
+    for (const [stream, n] of this.positions) if (n > 0) this.positions.set(stream, n + 1);
+  }
+}
+
+/** Starts over when the committed offset is beyond its limit. */
+class StartsOverTask extends CounterTask {
+  override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+    await super.start(config, context);
+    for (const [stream, n] of this.positions) if (n > (config.limit ?? 0)) this.positions.set(stream, 0);
+  }
+}
+
+/** Two heartbeats per stream per call. */
+class ChattyTask extends CounterTask {
+  override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
+    const beats = [...this.positions].map(([stream, n]) => ({ sourcePartition: { stream }, sourceOffset: { n } }));
+    return from([...beats, ...beats]);
+  }
+}
+
+/** A poll round that waits a minute of the task's clock. */
+class SlowTask extends CounterTask {
+  override poll(): Observable<SourceRecord<CounterPartition, CounterOffset>> {
+    return defer(() => this.context.clock.sleep(60_000)).pipe(ignoreElements());
+  }
+}
+
+/** Has no heartbeats of its own. */
+class QuietTask extends SourceTask<CounterPartition, CounterOffset, CounterConfig> {
+  readonly offsets = new CounterTask().offsets;
+  start(): void {}
+  poll(): Observable<SourceRecord<CounterPartition, CounterOffset>> {
+    return EMPTY;
+  }
+}
+
+describe('the source task contract', () => {
+  it('passes every check for a task that resumes exactly, heartbeats once per interval and stops promptly', async () => {
+    const { checks } = sourceTaskChecks(CounterTask, base);
+    expect(checks.filter((c) => c.skipped !== undefined)).toEqual([]);
+    for (const c of checks) await c.run();
+  });
+
+  it('runs a task made by a function, named after its class', async () => {
+    const { taskName, checks } = sourceTaskChecks(() => new CounterTask(), base);
+    expect(taskName).toBe('CounterTask');
+    for (const c of checks.filter((c) => c.name === 'restartAfterCrash' || c.name === 'heartbeats')) await c.run();
+  });
+
+  it('catches a task that repeats records before its committed offset after a crash', async () => {
+    await expect(check(ForgetfulTask, 'restartAfterCrash').run()).rejects.toThrow(
+      /repeated records at or before its committed offset/,
+    );
+  });
+
+  it('catches a task that leaves a gap after its committed offset after a graceful stop', async () => {
+    await expect(check(SkippingTask, 'restartAfterStop').run()).rejects.toThrow(
+      /must go on with the first record after its committed offset/,
+    );
+  });
+
+  it('asks for more records when a run produces too few to restart in the middle', async () => {
+    await expect(check(CounterTask, 'restartAfterCrash', { taskConfig: { topic: 'data', limit: 2 } }).run()).rejects.toThrow(
+      /produced 2 records per source partition.*needs more/,
+    );
+  });
+
+  it('catches a task that yields records from a far-future offset', async () => {
+    await expect(check(StartsOverTask, 'farFutureOffset').run()).rejects.toThrow(/must yield no record of that partition/);
+    await check(CounterTask, 'farFutureOffset').run();
+  });
+
+  it('catches a task that sends more than one heartbeat per partition per interval', async () => {
+    await expect(check(ChattyTask, 'heartbeats').run()).rejects.toThrow(/at most one per partition per call/);
+  });
+
+  it('catches a poll round that outlasts the grace period of a stop', async () => {
+    await expect(check(SlowTask, 'stop').run()).rejects.toThrow(/outlasted task.shutdown.graceful.timeout.ms/);
+  });
+
+  it('catches an invalid config that decodes', async () => {
+    const config = { ...base.config, invalid: { topic: 'fine' } } as Options['config'];
+    await expect(check(CounterTask, 'config', { config }).run()).rejects.toThrow(/config.invalid must not decode/);
+  });
+
+  it('catches a codec that does not give back what it encoded', async () => {
+    class LossyTask extends CounterTask {
+      override readonly offsets = {
+        ...new CounterTask().offsets,
+        decodeOffset: () => ({ ok: true as const, value: { n: 0 } }),
+      };
+    }
+    await expect(check(LossyTask, 'offsets').run()).rejects.toThrow(/must decode to what was encoded|must not decode/);
+  });
+
+  it('skips the heartbeat check with its reason for a task without heartbeats', () => {
+    expect(check(QuietTask, 'heartbeats').skipped).toBe('the task does not override produceHeartbeatRecords()');
+  });
+
+  it('rejects a skip without a reason, an unknown skip and a missing farFutureOffset, naming the option', () => {
+    expect(() => sourceTaskChecks(CounterTask, { ...base, skip: { heartbeats: ' ' } })).toThrow(
+      "describeSourceTask(CounterTask): skip.heartbeats needs a reason: write why this task need not pass the check, e.g. skip: { heartbeats: 'this source has no ...' }",
+    );
+    expect(() => sourceTaskChecks(CounterTask, { ...base, skip: { restart: 'x' } as never })).toThrow(
+      'skip.restart is not a check; accepted: config, offsets, restartAfterCrash, restartAfterStop, farFutureOffset, heartbeats, stop',
+    );
+    expect(() => sourceTaskChecks(CounterTask, { ...base, farFutureOffset: undefined })).toThrow(
+      /the farFutureOffset check needs options.farFutureOffset\(partition\)/,
+    );
+    expect(() => sourceTaskChecks(CounterTask, { ...base, config: undefined })).toThrow(/the config check needs options.config/);
+  });
+});
