@@ -1,0 +1,19 @@
+import { SourceConnector } from 'tributary';
+import { type ItemsConfig, itemsConfig } from './items-config.js';
+import { type ItemsOffset, type ItemsPartition, ItemsTask } from './items-task.js';
+
+/** Polls an API for new items. One cursor, so one task whatever `tasks.max` says. */
+export class ItemsConnector extends SourceConnector<ItemsConfig, ItemsConfig, ItemsPartition, ItemsOffset> {
+  readonly config = itemsConfig;
+  readonly taskClass = ItemsTask;
+  override readonly version = '0.1.0';
+  private settings!: ItemsConfig;
+
+  override start(settings: ItemsConfig): void {
+    this.settings = settings;
+  }
+
+  taskConfigs(): ItemsConfig[] {
+    return [this.settings];
+  }
+}

@@ -1,0 +1,19 @@
+import { SourceConnector } from 'tributary';
+import { type ChangesConfig, changesConfig } from './changes-config.js';
+import { type ChangesOffset, type ChangesPartition, ChangesTask } from './changes-task.js';
+
+/** Streams a change log into a topic. One log, so one task whatever `tasks.max` says. */
+export class ChangesConnector extends SourceConnector<ChangesConfig, ChangesConfig, ChangesPartition, ChangesOffset> {
+  readonly config = changesConfig;
+  readonly taskClass = ChangesTask;
+  override readonly version = '0.1.0';
+  private settings!: ChangesConfig;
+
+  override start(settings: ChangesConfig): void {
+    this.settings = settings;
+  }
+
+  taskConfigs(): ChangesConfig[] {
+    return [this.settings];
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * `npm create tributary` end to end, outside the repository: packs Tributary (built with tsup
+ * into a staging folder, so the repository's dist/ is left alone) and create-tributary (whose
+ * prepack copies the templates in), scaffolds each template with the packed create-tributary,
+ * installs it with the Tributary tarball (one `npm install` per template; everything else from
+ * the npm registry, through the shared npm cache) and runs the project's tests, typecheck and
+ * build; the push-heartbeat project, which needs nothing outside, also runs through the installed
+ * `tributary standalone` command. Slow (about 30 s on a warm npm cache, more on a cold one),
+ * hence the integration project. Needs the npm registry; no broker.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = new URL('../..', import.meta.url).pathname;
+const TEMPLATES = ['basic-poll', 'push-heartbeat'];
+const SETUP_TIMEOUT_MS = 180_000;
+const TEMPLATE_TIMEOUT_MS = 420_000;
+
+/** The children's environment: plain output (vitest sets FORCE_COLOR for its workers). */
+const childEnv: NodeJS.ProcessEnv = { ...process.env, CI: 'true', NO_COLOR: '1' };
+delete childEnv.FORCE_COLOR;
+
+/** Runs a command; rejects with its output's tail when it exits non-zero. */
+function sh(command: string, args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: childEnv }, (error, stdout, stderr) => {
+      if (error) {
+        const tail = `${stdout}\n${stderr}`.trim().split('\n').slice(-40).join('\n');
+        reject(new Error(`${command} ${args.join(' ')} (in ${cwd}) failed: ${error.message}\n${tail}`));
+      } else resolve(stdout);
+    });
+  });
+}
+
+async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await work();
+  } finally {
+    console.log(`[scaffold] ${label}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
+
+async function tarballIn(dir: string, prefix: string): Promise<string> {
+  const found = (await readdir(dir)).find((f) => f.startsWith(prefix) && f.endsWith('.tgz'));
+  if (!found) throw new Error(`no ${prefix}*.tgz in ${dir}`);
+  return join(dir, found);
+}
+
+/**
+ * Runs the generated push-heartbeat connector with its own worker.properties through the
+ * installed `tributary` command until a heartbeat is printed, then stops it with SIGINT.
+ */
+async function runStandalone(project: string): Promise<void> {
+  await writeFile(
+    join(project, 'fast.properties'),
+    [
+      'name=fast',
+      'connector.class=./dist/index.js#ChangesConnector',
+      'topic=changes',
+      'simulated.changes=3',
+      'simulated.interval.ms=100',
+      'heartbeat.interval.ms=300',
+      'heartbeat.topic=beats',
+    ].join('\n'),
+  );
+  const child = spawn(
+    join(project, 'node_modules', '.bin', 'tributary'),
+    ['standalone', 'worker.properties', 'fast.properties'],
+    {
+      cwd: project,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  while (!out.includes('"topic":"beats"') && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGINT');
+  expect(await exited, `tributary standalone failed:\n${err}`).toBe(0);
+  const topics = out
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line).topic);
+  expect(topics.slice(0, 3)).toEqual(['changes', 'changes', 'changes']);
+  expect(topics).toContain('beats');
+}
+
+describe('npm create tributary, outside the repository', () => {
+  let work: string;
+  let tributaryTarball: string;
+  let createBin: string;
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'tributary-scaffold-'));
+    const stage = join(work, 'tributary');
+    await mkdir(stage);
+    for (const file of ['package.json', 'README.md', 'CHANGELOG.md']) await copyFile(join(root, file), join(stage, file));
+    await timed('build tributary (tsup)', () => sh('npx', ['tsup', '--out-dir', join(stage, 'dist')], root));
+    await timed('pack tributary', () => sh('npm', ['pack', '--ignore-scripts', '--pack-destination', work], stage));
+    tributaryTarball = await tarballIn(work, 'tributary-');
+    await timed('pack create-tributary', () => sh('npm', ['pack', '--pack-destination', work], join(root, 'create-tributary')));
+    const unpacked = join(work, 'create-tributary');
+    await mkdir(unpacked);
+    await sh('tar', ['-xzf', await tarballIn(work, 'create-tributary-'), '-C', unpacked], work);
+    createBin = join(unpacked, 'package', 'index.js');
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  for (const template of TEMPLATES) {
+    it(
+      `scaffolds ${template}, installs it from the packed tarball, and its tests, typecheck and build pass`,
+      async () => {
+        const parent = join(work, template);
+        await mkdir(parent);
+        await sh(process.execPath, [createBin, 'my-conn', '--template', template, '--yes'], parent);
+        const project = join(parent, 'my-conn');
+        expect(await readdir(project)).toContain('.gitignore');
+        await timed(`${template}: npm install`, () =>
+          sh('npm', ['install', tributaryTarball, '--no-audit', '--no-fund', '--prefer-offline'], project),
+        );
+        const tests = await timed(`${template}: npm test`, () => sh('npm', ['test'], project));
+        expect(tests).toMatch(/Tests\s+\d+ passed/);
+        expect(tests).not.toMatch(/failed/);
+        await timed(`${template}: npm run typecheck`, () => sh('npm', ['run', 'typecheck'], project));
+        await timed(`${template}: npm run build`, () => sh('npm', ['run', 'build'], project));
+        expect(await readdir(join(project, 'dist'))).toContain('index.js');
+        // The simulated source needs nothing outside: run it with the installed tributary command.
+        if (template === 'push-heartbeat') await timed(`${template}: tributary standalone`, () => runStandalone(project));
+      },
+      TEMPLATE_TIMEOUT_MS,
+    );
+  }
+});
