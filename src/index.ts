@@ -23,6 +23,7 @@ export {
   type ConfigKeys,
   type ConfigOf,
   type ConfigProblem,
+  type ConfigType,
   configTypes,
   defineConfig,
   type ParsedConfig,

@@ -3,6 +3,7 @@ import { describeError } from './offset-codec.js';
 
 /** One configuration key: its io-ts type, default, documentation and whether it is secret. */
 export interface ConfigKey<A> {
+  /** Any io-ts codec that decodes what users write (strings from `.properties` files included) to `A`. */
   readonly type: t.Type<A, unknown, unknown>;
   /** Used when the key is absent. A key without a default is required. */
   readonly default?: A;
@@ -16,6 +17,9 @@ export type ConfigKeys = Record<string, ConfigKey<any>>;
 
 /** The decoded config type of a {@link ConfigKeys} map. */
 export type ConfigOf<K extends ConfigKeys> = { [N in keyof K]: K[N] extends ConfigKey<infer A> ? A : never };
+
+/** The decoded config type of a {@link ConfigDef}, e.g. `type MyConfig = ConfigType<typeof config>`. */
+export type ConfigType<D> = D extends ConfigDef<infer C> ? C : never;
 
 /** Outcome of parsing a config: the typed value or one problem per key. */
 export type ParsedConfig<C> =
@@ -33,6 +37,7 @@ export interface ConfigProblem {
  * string or JSON values of a connector config file or REST request.
  */
 export interface ConfigDef<C> {
+  /** The declared keys. Use {@link ConfigType} (not `ConfigOf<typeof def.keys>`) for the decoded type. */
   readonly keys: ConfigKeys;
   /** Parses raw values; keys not declared here are left alone (the runtime owns some). */
   parse(raw: Readonly<Record<string, unknown>>): ParsedConfig<C>;

@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import { defer, from, type Observable } from 'rxjs';
 import {
-  type ConfigOf,
+  type ConfigType,
   configTypes,
   defineConfig,
   type HeartbeatRecord,
@@ -35,7 +35,7 @@ const config = defineConfig({
 });
 
 /** The decoded config of the datagen connector. */
-export type DatagenConfig = ConfigOf<typeof config.keys>;
+export type DatagenConfig = ConfigType<typeof config>;
 /** One task's share of the work. */
 export type DatagenTaskConfig = DatagenConfig & { task: number };
 /** A datagen source partition: one sequence. */

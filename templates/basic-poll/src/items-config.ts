@@ -1,4 +1,4 @@
-import { type ConfigOf, configTypes, defineConfig } from 'tributary';
+import { type ConfigType, configTypes, defineConfig } from 'tributary';
 
 /** The connector's configuration keys, with types, defaults and descriptions. */
 export const itemsConfig = defineConfig({
@@ -13,4 +13,4 @@ export const itemsConfig = defineConfig({
 });
 
 /** The decoded config; also each task's config. */
-export type ItemsConfig = ConfigOf<typeof itemsConfig.keys>;
+export type ItemsConfig = ConfigType<typeof itemsConfig>;

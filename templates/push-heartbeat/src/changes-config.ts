@@ -1,4 +1,4 @@
-import { type ConfigOf, configTypes, defineConfig } from 'tributary';
+import { type ConfigType, configTypes, defineConfig } from 'tributary';
 
 /** The connector's configuration keys, with types, defaults and descriptions. */
 export const changesConfig = defineConfig({
@@ -23,4 +23,4 @@ export const changesConfig = defineConfig({
 });
 
 /** The decoded config; also each task's config. */
-export type ChangesConfig = ConfigOf<typeof changesConfig.keys>;
+export type ChangesConfig = ConfigType<typeof changesConfig>;
