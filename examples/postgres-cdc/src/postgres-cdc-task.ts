@@ -1,0 +1,225 @@
+import pg from 'pg';
+import { defer, EMPTY, map, type Observable, of } from 'rxjs';
+import {
+  BoundedBuffer,
+  type HeartbeatRecord,
+  isTributaryError,
+  type OffsetUpdate,
+  type SourceRecord,
+  SourceTask,
+  type SourceTaskContext,
+  TributaryError,
+} from 'tributary';
+import { type CdcOffset, type CdcPartition, cdcOffsets } from './cdc-offsets.js';
+import { ChangeDecoder, type RowChange } from './change-decoder.js';
+import { clientConfig, describeServer } from './client-config.js';
+import { formatLsn, maxLsn, parseLsn } from './lsn.js';
+import { type PostgresCdcConfig, parseTables, qualifiedName } from './postgres-cdc-config.js';
+import { prepareReplication } from './prepare-replication.js';
+import { ReplicationStream } from './replication-stream.js';
+
+/** The value of a data record. */
+export interface ChangeValue {
+  /** `c` insert, `u` update, `d` delete. */
+  readonly op: 'c' | 'u' | 'd';
+  readonly before: Record<string, unknown> | null;
+  readonly after: Record<string, unknown> | null;
+  readonly source: {
+    readonly slot: string;
+    readonly schema: string;
+    readonly table: string;
+    /** WAL position of the change. */
+    readonly lsn: string;
+    /** Commit LSN of its transaction. */
+    readonly commit_lsn: string;
+    readonly txid: number;
+    /** Commit time, ms since the epoch. */
+    readonly ts_ms: number;
+  };
+}
+
+/** The value of a heartbeat record. */
+export interface HeartbeatValue {
+  readonly slot: string;
+  /** The server position the heartbeat carries (also its offset). */
+  readonly lsn: string;
+  /** When it was produced, ms since the epoch (task clock). */
+  readonly ts_ms: number;
+}
+
+/**
+ * Streams row changes of the configured tables from a pgoutput replication slot: one record
+ * per insert, update or delete, keyed by primary key, to `<topic.prefix>.<schema>.<table>`.
+ *
+ * - Offsets: partition `{ slot }`, offset `{ lsn, changes? }` (see {@link CdcOffset}).
+ * - Heartbeats (`heartbeat.interval.ms` > 0): while nothing is pending (no row change waiting
+ *   for `poll()`, no transaction half-received) a heartbeat carries the latest server position
+ *   seen in a keepalive, so the offset moves while the captured tables are idle.
+ * - `commit(committed)`: after each offset flush, confirms the flushed LSN to the slot
+ *   (`confirmed_flush_lsn`), never anything that was not committed; the server may then
+ *   free the WAL before it.
+ *
+ * @example
+ * ```ts
+ * const parsed = postgresCdcConfig.parse({ 'connection.string': url, tables: 'orders', 'topic.prefix': 'shop' });
+ * if (!parsed.ok) throw new Error(parsed.problems.map((p) => p.message).join('; '));
+ * const run = await MockRuntime.start(PostgresCdcTask, {
+ *   config: parsed.value,
+ *   connectorConfig: { 'heartbeat.interval.ms': 1000 },
+ * });
+ * ```
+ */
+export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, PostgresCdcConfig> {
+  readonly offsets = cdcOffsets;
+
+  private config!: PostgresCdcConfig;
+  private context!: SourceTaskContext<CdcPartition, CdcOffset>;
+  private partition!: CdcPartition;
+  private stream: ReplicationStream | undefined;
+  private buffer!: BoundedBuffer<RowChange>;
+  private decoder!: ChangeDecoder;
+  private primaryKeys: ReadonlyMap<string, readonly string[]> = new Map();
+  /** LSN of the newest offset handed to the runtime (data or heartbeat). */
+  private lastOffsetLsn = 0n;
+  /** The LSN confirmed to the slot: the committed offset's, only ever moving forward. */
+  private confirmed = 0n;
+
+  async start(config: PostgresCdcConfig, context: SourceTaskContext<CdcPartition, CdcOffset>): Promise<void> {
+    this.config = config;
+    this.context = context;
+    this.partition = { slot: config['slot.name'] };
+    const server = describeServer(config);
+    const tables = new Set(parseTables(config.tables).map(qualifiedName));
+    const committed = await context.offsets.offset(this.partition);
+
+    const admin = new pg.Client(clientConfig(config));
+    let plan: Awaited<ReturnType<typeof prepareReplication>>;
+    try {
+      await admin.connect();
+      plan = await prepareReplication(admin, config, committed, context.logger, server);
+    } catch (e) {
+      throw startError(e, `could not prepare replication on ${server}`);
+    } finally {
+      await admin.end().catch(() => {});
+    }
+    this.primaryKeys = plan.primaryKeys;
+    this.lastOffsetLsn = parseLsn(plan.resumeFrom.lsn);
+    this.confirmed = plan.startLsn;
+
+    this.buffer = new BoundedBuffer<RowChange>({
+      capacity: config['max.queue.size'],
+      onPause: () => this.stream?.pause(),
+      onResume: () => this.stream?.resume(),
+    });
+    this.decoder = new ChangeDecoder({ resumeFrom: plan.resumeFrom, tables, emit: (change) => this.buffer.push(change) });
+    try {
+      this.stream = await ReplicationStream.open({
+        client: clientConfig(config),
+        slot: config['slot.name'],
+        publication: config['publication.name'],
+        startLsn: plan.startLsn,
+        now: () => context.clock.now(),
+        handlers: {
+          message: (lsn, message) => this.decoder.onMessage(lsn, message),
+          keepalive: (walEnd, replyRequested) => {
+            this.decoder.onKeepalive(walEnd);
+            if (replyRequested) this.stream?.confirm(this.confirmed);
+          },
+          failed: (error) =>
+            this.buffer.fail(
+              new TributaryError(
+                'POLL_FAILED',
+                `Replication from slot "${config['slot.name']}" on ${server} failed: ${error.message}`,
+                { cause: error },
+              ),
+            ),
+        },
+      });
+    } catch (e) {
+      throw startError(e, `could not start replication from slot "${config['slot.name']}" on ${server}`);
+    }
+    // The first messages can arrive with the server's answer, before `stream` was set.
+    if (this.buffer.isPaused) this.stream.pause();
+    // The start position is committed (or is the slot's own): say so at once.
+    this.stream.confirm(this.confirmed);
+    context.logger.info(
+      { event: 'postgres-cdc.started', slot: config['slot.name'], lsn: formatLsn(plan.startLsn), resumeFrom: plan.resumeFrom },
+      `replicating from slot "${config['slot.name']}" at ${formatLsn(plan.startLsn)}`,
+    );
+  }
+
+  poll(): Observable<SourceRecord<CdcPartition, CdcOffset>> {
+    return this.buffer.drainObservable(this.config['max.batch.size']).pipe(map((change) => this.toRecord(change)));
+  }
+
+  override produceHeartbeatRecords(): Observable<HeartbeatRecord<CdcPartition, CdcOffset>> {
+    return defer(() => {
+      // A heartbeat must never overtake a row change: only when none waits for poll() and no
+      // transaction is half-received is the keepalive position past everything handed on.
+      if (this.buffer.size > 0 || this.decoder.inTransaction) return EMPTY;
+      const position = this.decoder.idlePosition;
+      if (position <= this.lastOffsetLsn) return EMPTY;
+      this.lastOffsetLsn = position;
+      const lsn = formatLsn(position);
+      const value: HeartbeatValue = { slot: this.partition.slot, lsn, ts_ms: this.context.clock.now() };
+      return of({ sourcePartition: this.partition, sourceOffset: { lsn }, key: { slot: this.partition.slot }, value });
+    });
+  }
+
+  /**
+   * Confirms to the slot the LSN of the offset this flush made durable. A data record's offset
+   * is the commit LSN of a transaction possibly delivered in part; confirming that LSN frees
+   * only what committed before it, so the transaction is sent again on restart.
+   */
+  override commit(committed: ReadonlyArray<OffsetUpdate<CdcPartition, CdcOffset>>): void {
+    const mine = committed.find((c) => c.partition.slot === this.partition.slot);
+    if (!mine || !this.stream) return;
+    const lsn = parseLsn(mine.offset.lsn);
+    if (lsn <= this.confirmed) return;
+    this.confirmed = maxLsn(this.confirmed, lsn);
+    this.stream.confirm(this.confirmed);
+  }
+
+  override async stop(): Promise<void> {
+    await this.stream?.close();
+    this.stream = undefined;
+  }
+
+  private toRecord(change: RowChange): SourceRecord<CdcPartition, CdcOffset> {
+    const name = `${change.schema}.${change.table}`;
+    const pk = this.primaryKeys.get(name);
+    const keyColumns = pk && pk.length > 0 ? pk : change.identityColumns;
+    const row = change.after ?? change.before;
+    const key = keyColumns.length > 0 && row ? Object.fromEntries(keyColumns.map((c) => [c, row[c] ?? null])) : null;
+    const commitLsn = parseLsn(change.offset.lsn);
+    if (commitLsn > this.lastOffsetLsn) this.lastOffsetLsn = commitLsn;
+    const value: ChangeValue = {
+      op: change.op,
+      before: change.before,
+      after: change.after,
+      source: {
+        slot: this.partition.slot,
+        schema: change.schema,
+        table: change.table,
+        lsn: formatLsn(change.lsn),
+        commit_lsn: change.offset.lsn,
+        txid: change.xid,
+        ts_ms: change.commitTime,
+      },
+    };
+    return {
+      sourcePartition: this.partition,
+      sourceOffset: change.offset,
+      topic: `${this.config['topic.prefix']}.${name}`,
+      key,
+      value,
+      timestamp: change.commitTime,
+    };
+  }
+}
+
+function startError(e: unknown, context: string): TributaryError {
+  if (isTributaryError(e)) return e;
+  const detail = e instanceof Error ? e.message : String(e);
+  return new TributaryError('TASK_START_FAILED', `PostgreSQL CDC: ${context}: ${detail}`, { cause: e });
+}

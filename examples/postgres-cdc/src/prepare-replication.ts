@@ -1,0 +1,191 @@
+import pg from 'pg';
+import { ConfigError, type Logger, TributaryError } from 'tributary';
+import type { CdcOffset } from './cdc-offsets.js';
+import { formatLsn, parseLsn } from './lsn.js';
+import { type PostgresCdcConfig, parseTables, qualifiedName, type TableName } from './postgres-cdc-config.js';
+
+/** What {@link prepareReplication} found out: where to start and how to key each table. */
+export interface ReplicationPlan {
+  /** The position `START_REPLICATION` asks for. */
+  readonly startLsn: bigint;
+  /** What has been delivered already: the committed offset, else the slot's `confirmed_flush_lsn`. */
+  readonly resumeFrom: CdcOffset;
+  /** Primary key columns per `schema.table` (empty when the table has none). */
+  readonly primaryKeys: ReadonlyMap<string, readonly string[]>;
+}
+
+interface SlotRow {
+  plugin: string | null;
+  slot_type: string;
+  database: string | null;
+  active_pid: number | null;
+  confirmed_flush_lsn: string | null;
+  restart_lsn: string | null;
+  wal_status: string | null;
+}
+
+/**
+ * Checks the server, the captured tables, the publication and the slot, creates what is
+ * missing where the config allows it, and decides where replication starts:
+ *
+ * - with a committed offset: at its LSN. The slot must exist (else the changes since that
+ *   offset are gone and that is an error, never a silent start from now), must not have
+ *   confirmed past the offset (the server would skip what lies between), and the offset must
+ *   not be ahead of the server's WAL (offsets of another server, or a restored cluster).
+ * - without: at the slot's `confirmed_flush_lsn`; a slot created here starts at the current WAL.
+ *
+ * Server problems throw a TributaryError `TASK_START_FAILED`; config that does not match the
+ * server (missing table, table not in the publication, slot of another plugin or database)
+ * throws a ConfigError (`CONFIG_INVALID`).
+ */
+export async function prepareReplication(
+  admin: pg.Client,
+  config: PostgresCdcConfig,
+  committed: CdcOffset | undefined,
+  logger: Logger,
+  server: string,
+): Promise<ReplicationPlan> {
+  const slot = config['slot.name'];
+  const publication = config['publication.name'];
+  const tables = parseTables(config.tables);
+  const fail = (message: string) => new TributaryError('TASK_START_FAILED', `PostgreSQL CDC on ${server}: ${message}`);
+
+  const level = (await admin.query<{ wal_level: string }>('SHOW wal_level')).rows[0]?.wal_level;
+  if (level !== 'logical') {
+    throw fail(
+      `wal_level is '${level}', logical replication needs 'logical' (ALTER SYSTEM SET wal_level = logical, then restart the server)`,
+    );
+  }
+  const { rows: serverRows } = await admin.query<{ db: string; current: string }>(
+    'SELECT current_database() AS db, pg_current_wal_lsn()::text AS current',
+  );
+  const database = serverRows[0]?.db ?? '';
+  const current = parseLsn(serverRows[0]?.current ?? '0/0');
+
+  const primaryKeys = await readTables(admin, tables, database);
+  await ensurePublication(admin, publication, tables, config['publication.create'], logger, fail);
+
+  const { rows: slots } = await admin.query<SlotRow>(
+    `SELECT plugin, slot_type, database, active_pid, confirmed_flush_lsn::text, restart_lsn::text, wal_status
+       FROM pg_replication_slots WHERE slot_name = $1`,
+    [slot],
+  );
+  const found = slots[0];
+  if (!found) {
+    if (committed) {
+      throw fail(
+        `replication slot "${slot}" does not exist, but offset ${JSON.stringify(committed)} was committed from it: ` +
+          'the changes since then can no longer be read. To start over from now, create the slot and delete the ' +
+          "connector's offsets (DELETE /connectors/<name>/offsets); a re-snapshot is up to you.",
+      );
+    }
+    if (!config['slot.create']) {
+      throw fail(
+        `replication slot "${slot}" does not exist and slot.create is false: ` +
+          `create it with SELECT pg_create_logical_replication_slot('${slot}', 'pgoutput')`,
+      );
+    }
+    const created = await admin.query<{ lsn: string }>(
+      "SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput')",
+      [slot],
+    );
+    const lsn = created.rows[0]?.lsn ?? formatLsn(current);
+    logger.info({ event: 'postgres-cdc.slot.created', slot, lsn }, `created replication slot "${slot}" at ${lsn}`);
+    return { startLsn: parseLsn(lsn), resumeFrom: { lsn }, primaryKeys };
+  }
+
+  if (found.slot_type !== 'logical' || found.plugin !== 'pgoutput') {
+    throw new ConfigError('postgres-cdc config', [
+      `slot.name: slot "${slot}" is a ${found.slot_type} slot${found.plugin ? ` of plugin ${found.plugin}` : ''}, not a logical pgoutput slot`,
+    ]);
+  }
+  if (found.database !== database) {
+    throw new ConfigError('postgres-cdc config', [
+      `slot.name: slot "${slot}" belongs to database "${found.database}", not "${database}"`,
+    ]);
+  }
+  if (found.wal_status === 'lost' || found.restart_lsn === null || found.confirmed_flush_lsn === null) {
+    throw fail(
+      `replication slot "${slot}" has been invalidated (wal_status ${found.wal_status ?? 'unknown'}): the WAL it needs was removed. ` +
+        "Drop and recreate it and delete the connector's offsets to start over.",
+    );
+  }
+  if (found.active_pid !== null) {
+    throw fail(`replication slot "${slot}" is in use by server process ${found.active_pid}: stop the other reader first`);
+  }
+  const confirmed = parseLsn(found.confirmed_flush_lsn);
+  if (!committed) return { startLsn: confirmed, resumeFrom: { lsn: found.confirmed_flush_lsn }, primaryKeys };
+
+  const offsetLsn = parseLsn(committed.lsn);
+  if (offsetLsn < confirmed) {
+    throw fail(
+      `the committed offset (lsn ${committed.lsn}) is behind replication slot "${slot}", which confirmed ` +
+        `${found.confirmed_flush_lsn}: the server no longer has the changes in between. Something else advanced ` +
+        "the slot; delete the connector's offsets to start from the slot's position (those changes are lost).",
+    );
+  }
+  if (offsetLsn > current) {
+    throw fail(
+      `the committed offset (lsn ${committed.lsn}) is ahead of the server's WAL (${formatLsn(current)}): ` +
+        'the offsets belong to another server, or this cluster was restored from a backup.',
+    );
+  }
+  return { startLsn: offsetLsn, resumeFrom: committed, primaryKeys };
+}
+
+async function readTables(admin: pg.Client, tables: TableName[], database: string): Promise<Map<string, string[]>> {
+  const { rows } = await admin.query<{ schema: string; table: string; pk: string[] }>(
+    `SELECT n.nspname AS schema, c.relname AS table,
+            ARRAY(SELECT a.attname::text
+                    FROM pg_index i
+                    CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                   WHERE i.indrelid = c.oid AND i.indisprimary
+                   ORDER BY k.ord) AS pk
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'p')
+        AND (n.nspname, c.relname) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [tables.map((t) => t.schema), tables.map((t) => t.table)],
+  );
+  const keys = new Map(rows.map((r) => [`${r.schema}.${r.table}`, r.pk]));
+  const missing = tables.map(qualifiedName).filter((name) => !keys.has(name));
+  if (missing.length > 0) {
+    throw new ConfigError(
+      'postgres-cdc config',
+      missing.map((name) => `tables: table ${name} does not exist in database "${database}"`),
+    );
+  }
+  return keys;
+}
+
+async function ensurePublication(
+  admin: pg.Client,
+  publication: string,
+  tables: TableName[],
+  create: boolean,
+  logger: Logger,
+  fail: (message: string) => TributaryError,
+): Promise<void> {
+  const exists = (await admin.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [publication])).rowCount === 1;
+  if (!exists) {
+    if (!create) throw fail(`publication "${publication}" does not exist and publication.create is false`);
+    const list = tables.map((t) => `${pg.escapeIdentifier(t.schema)}.${pg.escapeIdentifier(t.table)}`).join(', ');
+    await admin.query(`CREATE PUBLICATION ${pg.escapeIdentifier(publication)} FOR TABLE ${list}`);
+    logger.info({ event: 'postgres-cdc.publication.created', publication }, `created publication "${publication}" for ${list}`);
+    return;
+  }
+  const { rows } = await admin.query<{ name: string }>(
+    "SELECT schemaname || '.' || tablename AS name FROM pg_publication_tables WHERE pubname = $1",
+    [publication],
+  );
+  const published = new Set(rows.map((r) => r.name));
+  const missing = tables.map(qualifiedName).filter((name) => !published.has(name));
+  if (missing.length > 0) {
+    throw new ConfigError(
+      'postgres-cdc config',
+      missing.map(
+        (name) => `tables: ${name} is not in publication "${publication}" (ALTER PUBLICATION ${publication} ADD TABLE ${name})`,
+      ),
+    );
+  }
+}
