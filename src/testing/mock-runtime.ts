@@ -147,6 +147,32 @@ export class MockRuntime<P, O, C> {
     return this.clock.advanceBy(duration);
   }
 
+  /**
+   * For tasks that talk to a real system (a database, a socket): moves virtual time in steps
+   * of `stepMs`, waiting the same real time between steps, until `predicate` holds. Rejects
+   * after `timeoutMs` of real time, naming what it waited for.
+   *
+   * @example
+   * ```ts
+   * await run.advanceUntil(() => run.records('orders').length === 3, { what: 'three order changes' });
+   * ```
+   */
+  async advanceUntil(
+    predicate: () => boolean | Promise<boolean>,
+    options: { stepMs?: number; timeoutMs?: number; what?: string } = {},
+  ): Promise<void> {
+    const step = options.stepMs ?? 100;
+    const timeout = options.timeoutMs ?? 10_000;
+    const deadline = Date.now() + timeout;
+    while (!(await predicate())) {
+      if (Date.now() > deadline) {
+        throw new Error(`advanceUntil: ${options.what ?? 'the condition'} did not hold within ${timeout} ms of real time`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, step));
+      await this.clock.advanceBy(step);
+    }
+  }
+
   /** Acknowledged records, all or of one topic, data and heartbeat alike. */
   records(topic?: string): Array<CapturedRecord<P, O>> {
     return topic === undefined ? [...this.captured] : this.captured.filter((r) => r.topic === topic);

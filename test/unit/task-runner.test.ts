@@ -388,3 +388,27 @@ describe('converters', () => {
     expect(run.status.state === 'FAILED' && run.status.trace).toContain('string converter cannot write a Object object');
   });
 });
+
+describe('advanceUntil', () => {
+  it('moves virtual time alongside real time until a task fed by real I/O has produced', async () => {
+    const task = new ScriptedTask();
+    let arrived = false;
+    setTimeout(() => {
+      arrived = true;
+    }, 150);
+    let delivered = false;
+    task.poll = () =>
+      defer(() => {
+        if (!arrived || delivered) return of();
+        delivered = true;
+        return of(record('a', 1));
+      });
+    const run = await MockRuntime.start(() => task, { config: {}, workerConfig: { 'task.poll.backoff.ms': 50 } });
+    await run.advanceUntil(() => run.dataRecords.length > 0, { stepMs: 20, what: 'the first record' });
+    expect(run.dataRecords).toHaveLength(1);
+    await expect(run.advanceUntil(() => false, { stepMs: 10, timeoutMs: 50, what: 'never' })).rejects.toThrow(
+      'advanceUntil: never did not hold within 50 ms of real time',
+    );
+    await run.stop();
+  });
+});
