@@ -19,9 +19,12 @@ export const ERROR_CODES = {
   PLUGIN_NOT_FOUND: { retriable: false },
   CONNECTOR_EXISTS: { retriable: false },
   CONNECTOR_NOT_FOUND: { retriable: false },
+  CONNECTOR_NOT_STOPPED: { retriable: false },
   CONNECTOR_FAILED: { retriable: false },
+  TASK_NOT_FOUND: { retriable: false },
   TASK_START_FAILED: { retriable: false },
   STOP_TIMEOUT: { retriable: true },
+  WORKER_STOPPING: { retriable: true },
   BROKER_UNAVAILABLE: { retriable: true },
 } as const satisfies Record<string, { retriable: boolean }>;
 

@@ -1,9 +1,12 @@
 import { resolve } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
 import { isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
+import { resolveRestOptions } from '../rest/rest-options.js';
+import { RestServer } from '../rest/rest-server.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -23,13 +26,22 @@ export interface StandaloneOptions {
   readonly stdout?: NodeJS.WritableStream;
 }
 
+/** A standalone worker, with its REST API when `listeners` is not set empty. */
+export type StandaloneWorker = Worker & {
+  /** The REST API (stopped by `worker.stop()`), or undefined when `listeners=` is empty. */
+  readonly rest: RestServer | undefined;
+};
+
 /**
  * Runs a standalone worker: reads the worker config and the connector configs, wires the
  * adapters (Kafka when `bootstrap.servers` is set, else the embedded JSON-lines sink), starts
- * every connector and resolves with the worker. Stop it with `worker.stop()`.
+ * the REST API (`listeners`, default http://127.0.0.1:8083; `listeners=` empty turns it off),
+ * starts every connector and resolves with the worker. Stop it with `worker.stop()`, which
+ * also closes the REST API.
  */
-export async function runStandalone(options: StandaloneOptions): Promise<Worker> {
+export async function runStandalone(options: StandaloneOptions): Promise<StandaloneWorker> {
   const config = await readWorkerConfig(options.workerConfigPath);
+  const restOptions = await resolveRestOptions(config);
   const logger =
     options.logger ??
     (pino(
@@ -43,17 +55,25 @@ export async function runStandalone(options: StandaloneOptions): Promise<Worker>
         logger.warn({ event: 'kafkajs.unhandled', err }, 'kafkajs rejection no one handled; ignored'),
       )
     : () => {};
+  let rest: RestServer | undefined;
   const worker = new Worker({
     config,
     logger,
     ...(kafka ?? embeddedAdapters(config, options)),
     close: async () => {
+      await rest?.close();
       await kafka?.close();
       uninstallGuard();
     },
   });
   try {
     await worker.start();
+    if (restOptions) {
+      rest = await RestServer.start(worker, restOptions, {
+        logger,
+        clusterId: kafka ? kafkaClusterId(config['bootstrap.servers'] ?? '') : undefined,
+      });
+    }
     for (const c of connectors) {
       await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
     }
@@ -61,7 +81,29 @@ export async function runStandalone(options: StandaloneOptions): Promise<Worker>
     await worker.stop();
     throw e;
   }
-  return worker;
+  return Object.assign(worker, { rest });
+}
+
+/** The Kafka cluster id for `GET /`, asked once it is first wanted and kept; null while the cluster cannot be reached. */
+function kafkaClusterId(bootstrapServers: string): () => Promise<string | null> {
+  let known: string | undefined;
+  return async () => {
+    if (known !== undefined) return known;
+    const brokers = bootstrapServers
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const admin = new Kafka({ clientId: 'tributary-rest', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1 } }).admin();
+    try {
+      await admin.connect();
+      known = (await admin.describeCluster()).clusterId;
+      return known;
+    } catch {
+      return null;
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  };
 }
 
 function embeddedAdapters(

@@ -1,9 +1,10 @@
-import type { ConfigProblem } from '../api/config-def.js';
+import type { ConfigKey, ConfigProblem } from '../api/config-def.js';
 import { configTypes, defineConfig } from '../api/config-def.js';
 import { OffsetDecodeError, TributaryError } from '../api/errors.js';
-import type { SourceConnector } from '../api/source-connector.js';
+import type { Logger } from '../api/logger.js';
+import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
 import type { OffsetEntry } from './ports.js';
-import { resolveTaskSettings } from './task-settings.js';
+import { connectorTaskConfig, resolveTaskSettings, workerTaskConfig } from './task-settings.js';
 
 /** Connector config keys the runtime owns, beside the connector's own. */
 export const runtimeConnectorConfig = defineConfig({
@@ -15,12 +16,25 @@ export const runtimeConnectorConfig = defineConfig({
   'tasks.max': { type: configTypes.positiveInt, default: 1, description: 'The most tasks this connector may run.' },
 });
 
+/** Worker settings a connector config may override (the connector's value wins). */
+const OVERRIDABLE_WORKER_KEYS = ['heartbeat.topic', 'key.converter', 'value.converter', 'task.max.in.flight.records'] as const;
+
+/** Every key the runtime reads from a connector config, for matching problems to keys. */
+const RUNTIME_KEYS = [
+  ...Object.keys(runtimeConnectorConfig.keys),
+  ...Object.keys(connectorTaskConfig.keys),
+  ...Object.keys(workerTaskConfig.keys),
+  'key.converter.schemas.enable',
+  'value.converter.schemas.enable',
+];
+
 /** What {@link validateConnectorConfig} finds: the decoded connector config, or problems per key. */
 export type ValidatedConfig<C> = { ok: true; config: C; tasksMax: number } | { ok: false; problems: ConfigProblem[] };
 
 /**
  * Validates a connector config: the runtime's keys (`name`, `connector.class`, `tasks.max`,
  * heartbeat and converter settings) and the connector's own, through its config definition.
+ * Every problem names the key it is about.
  */
 export function validateConnectorConfig<C>(
   connector: SourceConnector<C>,
@@ -34,11 +48,185 @@ export function validateConnectorConfig<C>(
     resolveTaskSettings(workerConfig, raw);
   } catch (e) {
     for (const message of (e as { problems?: string[] }).problems ?? [(e as Error).message]) {
-      problems.push({ key: /^[^ ]+ ([^:]+):/.exec(message)?.[1] ?? '', message });
+      problems.push({ key: runtimeKeyIn(message), message });
     }
   }
   if (!runtime.ok || !own.ok || problems.length > 0) return { ok: false, problems };
   return { ok: true, config: own.value, tasksMax: runtime.value['tasks.max'] };
+}
+
+/** The longest runtime key named in a problem message (`''` when none is). */
+function runtimeKeyIn(message: string): string {
+  let found = '';
+  for (const key of RUNTIME_KEYS) if (key.length > found.length && message.includes(key)) found = key;
+  return found;
+}
+
+/** Where a key of a {@link ConfigReport} comes from: the runtime's keys or the connector's own. */
+export type ConfigGroup = 'Common' | 'Connector';
+
+/** One key of a {@link ConfigReport}. */
+export interface ConfigKeyReport {
+  readonly name: string;
+  /** Its declaration; undefined for a key that was given but is declared nowhere. */
+  readonly definition: ConfigKey<unknown> | undefined;
+  readonly group: ConfigGroup | undefined;
+  /** Default, as a worker setting or the declaration gives it (undefined: required). */
+  readonly defaultValue: unknown;
+  /** The given value, else the default, else undefined. */
+  readonly value: unknown;
+  /** Whether the value must be masked. */
+  readonly secret: boolean;
+  readonly errors: readonly string[];
+}
+
+/** Every key of a connector config with its declaration, value and problems (for the validate endpoint). */
+export interface ConfigReport {
+  readonly keys: readonly ConfigKeyReport[];
+  readonly errorCount: number;
+}
+
+/**
+ * Reports on a connector config key by key: the runtime's keys (group `Common`), the
+ * connector's own (group `Connector`), then keys given but declared nowhere. Problems are
+ * those of {@link validateConnectorConfig}, attached to their keys.
+ */
+export function reportConnectorConfig(
+  connector: SourceConnector,
+  raw: Readonly<Record<string, unknown>>,
+  workerConfig: Readonly<Record<string, unknown>>,
+): ConfigReport {
+  const validated = validateConnectorConfig(connector, raw, workerConfig);
+  const problems = validated.ok ? [] : validated.problems;
+  const passwords = connector.config.passwords;
+  const reports: ConfigKeyReport[] = [];
+  const seen = new Set<string>();
+  const add = (
+    name: string,
+    definition: ConfigKey<unknown> | undefined,
+    group: ConfigGroup | undefined,
+    defaultValue: unknown,
+  ) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const given = raw[name];
+    reports.push({
+      name,
+      definition,
+      group,
+      defaultValue,
+      value: given ?? defaultValue,
+      secret: isSecretKey(name, passwords),
+      errors: problems.filter((p) => p.key === name).map((p) => p.message),
+    });
+  };
+  for (const [name, key] of Object.entries(runtimeConnectorConfig.keys)) add(name, key, 'Common', key.default);
+  for (const [name, key] of Object.entries(connectorTaskConfig.keys)) add(name, key, 'Common', key.default);
+  for (const name of OVERRIDABLE_WORKER_KEYS) {
+    const key = workerTaskConfig.keys[name] as ConfigKey<unknown>;
+    add(name, key, 'Common', workerConfig[name] ?? key.default);
+  }
+  for (const [name, key] of Object.entries(connector.config.keys)) add(name, key, 'Connector', key.default);
+  for (const name of Object.keys(raw)) add(name, undefined, undefined, undefined);
+  for (const p of problems) if (!seen.has(p.key)) add(p.key, undefined, undefined, undefined);
+  return { keys: reports, errorCount: problems.length };
+}
+
+/** What Kafka Connect shows instead of a password value. */
+export const HIDDEN = '[hidden]';
+
+/**
+ * Whether the value of `key` is secret: declared a password by the connector, or a Kafka
+ * client secret (`*.password`, `*sasl.jaas.config`, e.g. under `producer.override.`).
+ */
+export function isSecretKey(key: string, passwords: ReadonlySet<string>): boolean {
+  return passwords.has(key) || /(^|\.)password$/.test(key) || key.endsWith('sasl.jaas.config');
+}
+
+/** A copy of a connector config with every secret value (see {@link isSecretKey}) replaced by `[hidden]`. */
+export function maskConfig(config: Readonly<Record<string, string>>, passwords: ReadonlySet<string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(config)) out[k] = isSecretKey(k, passwords) ? HIDDEN : v;
+  return out;
+}
+
+/**
+ * A copy of a task config (any JSON the connector's `taskConfigs` returned) with secrets
+ * masked: values under secret keys at any depth, and every occurrence, inside any string, of
+ * a secret value of the connector config (e.g. a password copied into a connection URL).
+ */
+export function maskTaskConfig(
+  taskConfig: unknown,
+  connectorConfig: Readonly<Record<string, string>>,
+  passwords: ReadonlySet<string>,
+): unknown {
+  const secrets = Object.entries(connectorConfig)
+    .filter(([k, v]) => isSecretKey(k, passwords) && v.length >= 4)
+    .map(([, v]) => v);
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'string') return secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value !== null && typeof value === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) out[k] = isSecretKey(k, passwords) && v != null ? HIDDEN : walk(v);
+      return out;
+    }
+    return value;
+  };
+  return walk(taskConfig);
+}
+
+/**
+ * A logger that masks the secret values of a connector config (see {@link maskTaskConfig})
+ * in every message and field, errors included, before passing them on. The logger itself when
+ * the config has no secret, so most connectors pay nothing.
+ */
+export function maskingLogger(
+  logger: Logger,
+  connectorConfig: Readonly<Record<string, string>>,
+  passwords: ReadonlySet<string>,
+): Logger {
+  const hasSecrets = Object.entries(connectorConfig).some(([k, v]) => isSecretKey(k, passwords) && v.length >= 4);
+  if (!hasSecrets) return logger;
+  const mask = (v: unknown): unknown => maskTaskConfig(v, connectorConfig, passwords);
+  const fieldsOf = (fields: object): object => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(fields)) {
+      out[k] = v instanceof Error ? { type: v.name, message: mask(v.message), stack: mask(v.stack) } : mask(v);
+    }
+    return out;
+  };
+  const wrap = (inner: Logger): Logger => ({
+    debug: (f, m) => inner.debug(fieldsOf(f), m === undefined ? m : String(mask(m))),
+    info: (f, m) => inner.info(fieldsOf(f), m === undefined ? m : String(mask(m))),
+    warn: (f, m) => inner.warn(fieldsOf(f), m === undefined ? m : String(mask(m))),
+    error: (f, m) => inner.error(fieldsOf(f), m === undefined ? m : String(mask(m))),
+    child: (bindings) => wrap(inner.child(fieldsOf(bindings))),
+  });
+  return wrap(logger);
+}
+
+/**
+ * Whether a connector class overrides `alterOffsets`, i.e. knows about offsets changed from
+ * outside (Kafka Connect's `alterOffsets` returning true). Works across copies of Tributary.
+ */
+export function connectorManagesOffsets(connectorClass: SourceConnectorClass): boolean {
+  let proto: object | null = connectorClass.prototype;
+  while (proto !== null && !Object.hasOwn(proto, 'alterOffsets')) proto = Object.getPrototypeOf(proto);
+  if (proto === null) return false;
+  const owner = (proto as { constructor?: unknown }).constructor;
+  return !(typeof owner === 'function' && Object.hasOwn(owner, Symbol.for('tributary.source-connector')));
+}
+
+/**
+ * The message Kafka Connect answers a successful offsets change with (KIP-875), also used as
+ * KIP-995's `offsets_status`: plain when the connector handles offset changes itself, with a
+ * reminder about external offsets when it does not.
+ */
+export function offsetsChangedMessage(kind: 'altered' | 'reset', connectorManages: boolean): string {
+  return connectorManages
+    ? `The offsets for this connector have been ${kind} successfully`
+    : `The Connect framework-managed offsets for this connector have been ${kind} successfully. However, if this connector manages offsets externally, they will need to be manually ${kind} in the system that the connector uses.`;
 }
 
 /**
@@ -54,7 +242,7 @@ export async function validateOffsets<C>(
   offsets: ReadonlyArray<{ partition?: unknown; offset?: unknown }>,
 ): Promise<OffsetEntry[]> {
   const codec = new connector.taskClass().offsets;
-  const typed: Array<{ partition: unknown; offset: unknown }> = [];
+  const typed: Array<OffsetChange<unknown, unknown>> = [];
   const entries: OffsetEntry[] = [];
   const problems: string[] = [];
   offsets.forEach((entry, i) => {
@@ -75,6 +263,38 @@ export async function validateOffsets<C>(
     }
   });
   if (problems.length > 0) throw new OffsetDecodeError(name, 'offsets', problems);
+  await confirmOffsets(name, connector, config, typed);
+  return entries;
+}
+
+/**
+ * The entries that reset every stored offset of a connector (each partition to null), once
+ * the connector's `alterOffsets` accepted the reset. Stored partitions that no longer decode
+ * through the codec are reset too, but not shown to `alterOffsets`: a reset must be able to
+ * clear offsets the connector cannot read.
+ */
+export async function resetOffsets<C>(
+  name: string,
+  connector: SourceConnector<C>,
+  config: C,
+  stored: readonly OffsetEntry[],
+): Promise<OffsetEntry[]> {
+  const codec = new connector.taskClass().offsets;
+  const typed: Array<OffsetChange<unknown, unknown>> = [];
+  for (const entry of stored) {
+    const p = codec.decodePartition(entry.partition);
+    if (p.ok) typed.push({ partition: p.value, offset: null });
+  }
+  await confirmOffsets(name, connector, config, typed);
+  return stored.map((e) => ({ partition: e.partition, offset: null }));
+}
+
+async function confirmOffsets<C>(
+  name: string,
+  connector: SourceConnector<C>,
+  config: C,
+  typed: ReadonlyArray<OffsetChange<unknown, unknown>>,
+): Promise<void> {
   let accepted: boolean;
   try {
     accepted = await connector.alterOffsets(config, typed);
@@ -88,5 +308,4 @@ export async function validateOffsets<C>(
       'OFFSET_REJECTED',
       `Connector '${name}' does not accept these offsets (its alterOffsets returned false)`,
     );
-  return entries;
 }

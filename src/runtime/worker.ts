@@ -1,9 +1,23 @@
+import { hostname } from 'node:os';
+import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import { ConfigError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
-import { validateConnectorConfig, validateOffsets } from './connector-config.js';
-import { loadConnectorClass } from './plugins.js';
+import {
+  type ConfigReport,
+  connectorManagesOffsets,
+  HIDDEN,
+  isSecretKey,
+  maskConfig,
+  maskingLogger,
+  maskTaskConfig,
+  reportConnectorConfig,
+  resetOffsets,
+  validateConnectorConfig,
+  validateOffsets,
+} from './connector-config.js';
+import { discoverPlugins, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
 import { type TaskListener, TaskRunner } from './task-runner.js';
 import { resolveTaskSettings } from './task-settings.js';
@@ -12,7 +26,10 @@ import { resolveTaskSettings } from './task-settings.js';
 export type TargetState = 'RUNNING' | 'PAUSED' | 'STOPPED';
 
 /** A connector's state as the status endpoint shows it. */
-export type ConnectorState = TargetState | 'FAILED' | 'UNASSIGNED';
+export type ConnectorState = TargetState | 'FAILED' | 'UNASSIGNED' | 'RESTARTING';
+
+/** A task's state as the status endpoint shows it (a task is never shown STOPPED, as in Kafka Connect). */
+export type TaskDisplayState = 'UNASSIGNED' | 'RUNNING' | 'PAUSED' | 'FAILED' | 'RESTARTING';
 
 /** What the worker needs for one task's sender. */
 export interface SenderContext {
@@ -22,9 +39,12 @@ export interface SenderContext {
   readonly connectorConfig: Readonly<Record<string, string>>;
 }
 
+/** The steps of {@link Worker.createConnector}, in order (KIP-995). */
+export type CreateStep = 'validate-config' | 'validate-offsets' | 'register' | 'write-offsets' | 'start';
+
 /** The adapters and settings a {@link Worker} runs with. */
 export interface WorkerOptions {
-  /** The worker config (`offset.flush.interval.ms`, `heartbeat.topic`, ...). */
+  /** The worker config (`offset.flush.interval.ms`, `heartbeat.topic`, `plugin.path`, ...). */
   readonly config: Readonly<Record<string, string>>;
   readonly offsetStore: OffsetStore;
   /** A sender per task (Kafka Connect gives each source task its own producer). */
@@ -35,14 +55,22 @@ export interface WorkerOptions {
     heartbeatTopic: string;
     connectorConfig: Record<string, string>;
   }) => Promise<void>;
-  /** Loads `connector.class`; default {@link loadConnectorClass}. */
+  /** Loads `connector.class`; default {@link loadConnectorClass} from the working directory and `plugin.path`. */
   readonly loadConnector?: (spec: string) => Promise<SourceConnectorClass>;
+  /** Lists the installed connector plugins; default {@link discoverPlugins} on the working directory and `plugin.path`. */
+  readonly listPlugins?: () => Promise<PluginDescriptor[]>;
   readonly clock?: Clock;
   readonly logger?: Logger;
   /** Releases the adapters (clients, sinks) after the worker stopped; called once by {@link Worker.stop}. */
   readonly close?: () => Promise<void>;
   /** Instrumentation per task. */
   readonly taskListener?: (connector: string, taskId: number) => TaskListener | undefined;
+  /**
+   * Instrumentation: called after each step of {@link Worker.createConnector} has done its
+   * work. A throw fails that step, so the create rolls back as for any other failure there;
+   * tests use this to inject faults.
+   */
+  readonly onCreateStep?: (step: CreateStep, connector: string) => void | Promise<void>;
 }
 
 /** How a connector is created: KIP-980's initial state and KIP-995's initial offsets. */
@@ -51,40 +79,185 @@ export interface CreateOptions {
   readonly offsets?: ReadonlyArray<{ partition?: unknown; offset?: unknown }>;
 }
 
+/** Which instances `restartConnector` restarts (Kafka Connect's `includeTasks` and `onlyFailed`). */
+export interface RestartOptions {
+  /** Restart the tasks too (default false: the connector only). */
+  readonly includeTasks?: boolean;
+  /** Restart only instances that are FAILED (default false). */
+  readonly onlyFailed?: boolean;
+}
+
+/** One task's state. */
+export interface TaskStatusInfo {
+  readonly id: number;
+  readonly state: TaskDisplayState;
+  readonly workerId: string;
+  /** The failure, with stack and causes, when FAILED. */
+  readonly trace?: string;
+}
+
+/** A connector's and its tasks' states. */
+export interface ConnectorStatus {
+  readonly name: string;
+  readonly connector: { readonly state: ConnectorState; readonly workerId: string; readonly trace?: string };
+  /** Sorted by id. */
+  readonly tasks: readonly TaskStatusInfo[];
+}
+
+/** A connector's config (secrets masked) and its task ids. */
+export interface ConnectorDescription {
+  readonly name: string;
+  readonly config: Readonly<Record<string, string>>;
+  readonly tasks: readonly number[];
+}
+
+/** What an accepted restart restarts, and when it is done. */
+export interface RestartPlan {
+  /** The status at acceptance, with the instances being restarted shown RESTARTING. */
+  readonly status: ConnectorStatus;
+  /** Settles when the restart finished; rejects if it failed. */
+  readonly done: Promise<void>;
+}
+
+/** Outcome of an offsets change: whether the connector handles such changes itself (overrides `alterOffsets`). */
+export interface OffsetsChange {
+  readonly connectorManagesOffsets: boolean;
+}
+
+/** What a config validation found, key by key, for the class it loaded. */
+export interface ConfigValidation extends ConfigReport {
+  /** The `connector.class` validated against. */
+  readonly connectorClass: string;
+}
+
 interface TaskSlot {
+  readonly id: number;
+  readonly config: unknown;
   readonly runner: TaskRunner<unknown, unknown, unknown>;
   readonly sender: RecordSender;
 }
 
-/** One connector and its tasks on this worker. */
+/** Everything a connector runs with, replaced as one by a config update. */
+interface ConnectorSpec {
+  readonly config: Readonly<Record<string, string>>;
+  readonly connectorClass: SourceConnectorClass;
+  readonly parsed: unknown;
+  readonly tasksMax: number;
+  readonly passwords: ReadonlySet<string>;
+}
+
+/**
+ * One connector and its tasks on this worker. Its methods are not safe to call concurrently:
+ * go through the {@link Worker}, which serializes the operations on each connector.
+ */
 export class ConnectorRunner {
-  state: ConnectorState = 'UNASSIGNED';
+  /** The state last asked for; a FAILED connector keeps it until restarted. */
+  target: TargetState = 'STOPPED';
+  state: Exclude<ConnectorState, 'RESTARTING'> = 'UNASSIGNED';
   trace: string | undefined;
   tasks: TaskSlot[] = [];
   private instance: SourceConnector | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private restartingConnector = 0;
+  private readonly restartingTasks = new Map<number, number>();
 
   constructor(
     readonly name: string,
-    readonly config: Readonly<Record<string, string>>,
-    readonly connectorClass: SourceConnectorClass,
-    private readonly parsed: unknown,
-    private readonly tasksMax: number,
+    private spec: ConnectorSpec,
     private readonly worker: Worker,
   ) {}
 
-  /** Moves to `target`, starting or stopping the connector and its tasks as needed. */
+  /** The raw config, secrets included. */
+  get config(): Readonly<Record<string, string>> {
+    return this.spec.config;
+  }
+
+  get connectorClass(): SourceConnectorClass {
+    return this.spec.connectorClass;
+  }
+
+  /** The decoded config, as the connector's `start` and `alterOffsets` get it. */
+  get parsedConfig(): unknown {
+    return this.spec.parsed;
+  }
+
+  /** The keys the connector declares as passwords. */
+  get passwords(): ReadonlySet<string> {
+    return this.spec.passwords;
+  }
+
+  /** The worker's logger for this connector, masking its secrets. */
+  get log(): Logger {
+    return maskingLogger(this.worker.log.child({ connector: this.name }), this.spec.config, this.spec.passwords);
+  }
+
+  /** The config with secret values shown as `[hidden]`. */
+  maskedConfig(): Record<string, string> {
+    return maskConfig(this.spec.config, this.spec.passwords);
+  }
+
+  /** The config (secrets masked) and task ids. */
+  describe(): ConnectorDescription {
+    return { name: this.name, config: this.maskedConfig(), tasks: this.tasks.map((t) => t.id) };
+  }
+
+  /** The task configs, secrets masked, by task id. */
+  taskConfigs(): Array<{ id: number; config: unknown }> {
+    return this.tasks.map((t) => ({ id: t.id, config: maskTaskConfig(t.config, this.spec.config, this.spec.passwords) }));
+  }
+
+  /** The connector's and its tasks' states; secret config values are masked in traces too. */
+  status(): ConnectorStatus {
+    const workerId = this.worker.workerId;
+    const mask = (trace: string) => String(maskTaskConfig(trace, this.spec.config, this.spec.passwords));
+    const state: ConnectorState = this.restartingConnector > 0 ? 'RESTARTING' : this.state;
+    return {
+      name: this.name,
+      connector: {
+        state,
+        workerId,
+        ...(state === 'FAILED' && this.trace ? { trace: mask(this.trace) } : {}),
+      },
+      tasks: this.tasks
+        .map((t): TaskStatusInfo => {
+          const s = t.runner.status;
+          if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId };
+          if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, trace: mask(s.trace) };
+          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId };
+        })
+        .sort((a, b) => a.id - b.id),
+    };
+  }
+
+  /** Runs `fn` after every operation queued on this connector before it. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Moves to `target`, starting or stopping the connector and its tasks as needed. A FAILED
+   * connector records the target and stays FAILED until restarted (or stopped).
+   */
   async transition(target: TargetState): Promise<void> {
-    const log = this.worker.log.child({ connector: this.name });
+    const log = this.log;
+    this.target = target;
     if (target === 'STOPPED') {
-      await this.shutdownTasks();
+      await this.shutdownAll();
       this.state = 'STOPPED';
       log.info({ event: 'connector.stopped' }, 'connector stopped');
       return;
     }
-    if (this.tasks.length === 0 || this.state === 'FAILED') {
-      await this.shutdownTasks();
-      await this.startTasks(target === 'PAUSED');
-      if (this.state === 'FAILED') return;
+    if (this.state === 'FAILED') {
+      log.info({ event: 'connector.target', target }, `connector is FAILED; it moves to ${target} when restarted`);
+      return;
+    }
+    if (this.instance === undefined) {
+      const configs = await this.startInstance();
+      if (configs === undefined) return;
+      await this.startTasks(configs);
     } else {
       for (const t of this.tasks) target === 'PAUSED' ? t.runner.pause() : t.runner.resume();
     }
@@ -92,58 +265,188 @@ export class ConnectorRunner {
     log.info({ event: target === 'PAUSED' ? 'connector.paused' : 'connector.running' }, `connector ${target.toLowerCase()}`);
   }
 
-  /** Stops the tasks and the connector for good. */
-  async shutdown(): Promise<void> {
-    await this.shutdownTasks();
+  /** Replaces the config (already validated) and restarts into the current target state. */
+  async reconfigure(spec: ConnectorSpec): Promise<void> {
+    await this.shutdownAll();
+    this.spec = spec;
+    this.state = 'UNASSIGNED';
+    this.trace = undefined;
+    await this.transition(this.target);
   }
 
-  private async startTasks(paused: boolean): Promise<void> {
-    const { options, log: workerLog } = this.worker;
-    const log = workerLog.child({ connector: this.name });
-    const instance = new this.connectorClass();
-    this.instance = instance;
-    let taskConfigs: unknown[];
+  /**
+   * Marks what a restart will restart (shown RESTARTING at once) and returns the plan to
+   * {@link executeRestart} later. A STOPPED connector restarts nothing.
+   */
+  planRestart(options: RestartOptions): { connector: boolean; tasks: number[] } {
+    if (this.target === 'STOPPED') return { connector: false, tasks: [] };
+    const connector = !options.onlyFailed || this.state === 'FAILED';
+    const tasks = options.includeTasks
+      ? this.tasks.filter((t) => !options.onlyFailed || t.runner.status.state === 'FAILED').map((t) => t.id)
+      : [];
+    if (connector) this.restartingConnector++;
+    for (const id of tasks) this.restartingTasks.set(id, (this.restartingTasks.get(id) ?? 0) + 1);
+    return { connector, tasks };
+  }
+
+  /** Carries out a {@link planRestart} plan and clears its RESTARTING marks. */
+  async executeRestart(plan: { connector: boolean; tasks: number[] }): Promise<void> {
     try {
-      await instance.start(this.parsed, {
+      if (this.closed || this.target === 'STOPPED') return;
+      let restarted = new Set<number>();
+      if (plan.connector) restarted = await this.restartInstance();
+      for (const id of plan.tasks) if (!restarted.has(id)) await this.restartTask(id);
+    } finally {
+      if (plan.connector) this.restartingConnector--;
+      for (const id of plan.tasks) {
+        const left = (this.restartingTasks.get(id) ?? 1) - 1;
+        left > 0 ? this.restartingTasks.set(id, left) : this.restartingTasks.delete(id);
+      }
+    }
+  }
+
+  /** Stops one task and starts it again with the same config. */
+  async restartTask(id: number): Promise<void> {
+    const index = this.tasks.findIndex((t) => t.id === id);
+    const slot = this.tasks[index];
+    if (slot === undefined) throw this.taskNotFound(id);
+    await slot.runner.stop();
+    await slot.sender.close().catch(() => {});
+    const fresh = await this.createTask(id, slot.config, (this.instance ?? new this.spec.connectorClass()).taskClass);
+    this.tasks[index] = fresh;
+    await fresh.runner.start();
+    this.log.info({ task: id, event: 'task.restarted' }, 'task restarted');
+  }
+
+  /** The error for a task id this connector does not have. */
+  taskNotFound(id: number): TributaryError {
+    const ids = this.tasks.map((t) => t.id);
+    return new TributaryError(
+      'TASK_NOT_FOUND',
+      `Task ${id} of connector ${this.name} not found: ${ids.length === 0 ? `the connector has no tasks (it is ${this.state})` : `its task ids are ${ids.join(', ')}`}`,
+    );
+  }
+
+  /** Stops the tasks and the connector for good. */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    await this.shutdownAll();
+  }
+
+  private async restartInstance(): Promise<Set<number>> {
+    await this.stopInstance();
+    this.state = 'UNASSIGNED';
+    const configs = await this.startInstance();
+    if (configs === undefined) return new Set();
+    const current = this.tasks.map((t) => canonicalJson(t.config));
+    const same = current.length === configs.length && configs.every((c, i) => canonicalJson(c) === current[i]);
+    let restarted = new Set<number>();
+    if (!same || this.tasks.length === 0) {
+      restarted = new Set(this.tasks.map((t) => t.id));
+      await this.shutdownTasks();
+      await this.startTasks(configs);
+    }
+    this.state = this.target === 'PAUSED' ? 'PAUSED' : 'RUNNING';
+    this.log.info({ event: 'connector.restarted' }, 'connector restarted');
+    return restarted;
+  }
+
+  /** Starts a fresh connector instance; on failure marks the connector FAILED and returns undefined. */
+  private async startInstance(): Promise<unknown[] | undefined> {
+    const log = this.log;
+    const instance = new this.spec.connectorClass();
+    try {
+      await instance.start(this.spec.parsed, {
         name: this.name,
         logger: log,
         requestTaskReconfiguration: () => {
-          void this.transition('STOPPED').then(() => this.transition('RUNNING'));
+          void this.exclusive(() => this.reconfigureTasks(instance)).catch((err: unknown) =>
+            log.error({ event: 'connector.reconfigure.failed', err }, 'task reconfiguration failed'),
+          );
         },
       });
-      taskConfigs = (await instance.taskConfigs(this.tasksMax)).slice(0, this.tasksMax);
+      this.instance = instance;
+      return (await instance.taskConfigs(this.spec.tasksMax)).slice(0, this.spec.tasksMax);
     } catch (e) {
-      const error = toTributaryError(e, 'CONNECTOR_FAILED', `Connector '${this.name}' failed to start`);
-      this.state = 'FAILED';
-      this.trace = traceOf(error);
-      log.error({ event: 'connector.failed', err: error }, error.message);
+      this.instance = undefined;
+      await Promise.resolve(instance.stop()).catch(() => {});
+      this.markFailed(toTributaryError(e, 'CONNECTOR_FAILED', `Connector '${this.name}' failed to start`));
+      return undefined;
+    }
+  }
+
+  /** Asks the running instance for its task configs again; restarts the tasks if they changed. */
+  private async reconfigureTasks(instance: SourceConnector): Promise<void> {
+    if (this.closed || this.instance !== instance || this.target === 'STOPPED' || this.state === 'FAILED') return;
+    let configs: unknown[];
+    try {
+      configs = (await instance.taskConfigs(this.spec.tasksMax)).slice(0, this.spec.tasksMax);
+    } catch (e) {
+      await this.shutdownAll();
+      this.markFailed(toTributaryError(e, 'CONNECTOR_FAILED', `taskConfigs() of connector '${this.name}' failed`));
       return;
     }
-    const settings = resolveTaskSettings(options.config, this.config);
-    await options.prepareTopics?.({
-      connector: this.name,
-      heartbeatTopic: settings.heartbeatTopic,
-      connectorConfig: { ...this.config },
-    });
-    for (const [taskId, taskConfig] of taskConfigs.entries()) {
-      const sender = await options.createSender({ connector: this.name, taskId, connectorConfig: this.config });
-      const runner = new TaskRunner<unknown, unknown, unknown>({
+    const current = this.tasks.map((t) => canonicalJson(t.config));
+    if (current.length === configs.length && configs.every((c, i) => canonicalJson(c) === current[i])) return;
+    await this.shutdownTasks();
+    await this.startTasks(configs);
+    this.log.info({ event: 'connector.tasks.reconfigured', tasks: configs.length }, 'tasks reconfigured');
+  }
+
+  /** Starts one task per config; on failure stops everything, marks the connector FAILED and throws. */
+  private async startTasks(configs: unknown[]): Promise<void> {
+    const { options } = this.worker;
+    try {
+      const settings = resolveTaskSettings(options.config, this.spec.config);
+      await options.prepareTopics?.({
         connector: this.name,
-        taskId,
-        task: new instance.taskClass(),
-        config: taskConfig,
-        settings,
-        sender,
-        offsetStore: options.offsetStore,
-        clock: options.clock ?? systemClock,
-        logger: workerLog,
-        listener: options.taskListener?.(this.name, taskId),
-        startPaused: paused,
+        heartbeatTopic: settings.heartbeatTopic,
+        connectorConfig: { ...this.spec.config },
       });
-      this.tasks.push({ runner, sender });
-      await runner.start();
+      const taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
+      for (const [taskId, taskConfig] of configs.entries()) {
+        const slot = await this.createTask(taskId, taskConfig, taskClass);
+        this.tasks.push(slot);
+        await slot.runner.start();
+      }
+    } catch (e) {
+      await this.shutdownAll();
+      const error = toTributaryError(e, 'CONNECTOR_FAILED', `Tasks of connector '${this.name}' failed to start`);
+      this.markFailed(error);
+      throw error;
     }
-    this.trace = undefined;
+  }
+
+  private async createTask(id: number, config: unknown, taskClass: SourceConnector['taskClass']): Promise<TaskSlot> {
+    const { options } = this.worker;
+    const settings = resolveTaskSettings(options.config, this.spec.config);
+    const sender = await options.createSender({ connector: this.name, taskId: id, connectorConfig: this.spec.config });
+    const runner = new TaskRunner<unknown, unknown, unknown>({
+      connector: this.name,
+      taskId: id,
+      task: new taskClass(),
+      config,
+      settings,
+      sender,
+      offsetStore: options.offsetStore,
+      clock: options.clock ?? systemClock,
+      // TaskRunner adds the connector binding itself.
+      logger: maskingLogger(this.worker.log, this.spec.config, this.spec.passwords),
+      listener: options.taskListener?.(this.name, id),
+      startPaused: this.target === 'PAUSED',
+    });
+    return { id, config, runner, sender };
+  }
+
+  private markFailed(error: TributaryError): void {
+    this.state = 'FAILED';
+    this.trace = traceOf(error);
+    this.log.error({ event: 'connector.failed', err: error }, error.message);
+  }
+
+  private async shutdownAll(): Promise<void> {
+    await this.shutdownTasks();
+    await this.stopInstance();
   }
 
   private async shutdownTasks(): Promise<void> {
@@ -155,30 +458,47 @@ export class ConnectorRunner {
         await t.sender.close().catch(() => {});
       }),
     );
-    if (this.instance) {
-      const instance = this.instance;
-      this.instance = undefined;
-      try {
-        await instance.stop();
-      } catch (e) {
-        this.worker.log.warn({ connector: this.name, event: 'connector.stop.failed', err: e }, 'connector stop() threw; ignored');
-      }
+  }
+
+  private async stopInstance(): Promise<void> {
+    const instance = this.instance;
+    this.instance = undefined;
+    if (!instance) return;
+    try {
+      await instance.stop();
+    } catch (e) {
+      this.log.warn({ event: 'connector.stop.failed', err: e }, 'connector stop() threw; ignored');
     }
   }
 }
 
 /**
  * Runs connectors: validates their configs and offsets, starts their tasks on the pipeline,
- * and stops everything gracefully. The adapters (offset store, senders) come in through
- * {@link WorkerOptions}, so the same worker runs on Kafka or on the embedded sink.
+ * changes their state, config and offsets on request, and stops everything gracefully. It is
+ * the one owner of connector state: the REST API and the CLI only call its methods, and the
+ * operations on one connector run one after the other.
+ *
+ * The adapters (offset store, senders) come in through {@link WorkerOptions}, so the same
+ * worker runs on Kafka or on the embedded sink.
  */
 export class Worker {
   readonly log: Logger;
+  /**
+   * How status output names this worker: `host:port` of its REST API as advertised (set by
+   * the REST server once it listens), else the host name.
+   */
+  workerId: string = hostname();
   private readonly runners = new Map<string, ConnectorRunner>();
   private readonly creating = new Set<string>();
+  private readonly loadConnector: (spec: string) => Promise<SourceConnectorClass>;
+  private readonly listPlugins: () => Promise<PluginDescriptor[]>;
+  private stopping = false;
 
   constructor(readonly options: WorkerOptions) {
     this.log = options.logger ?? silentLogger;
+    const locations = pluginLocations(options.config);
+    this.loadConnector = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
+    this.listPlugins = options.listPlugins ?? (() => discoverPlugins(locations, this.log));
   }
 
   /** Opens the offset store. */
@@ -198,84 +518,238 @@ export class Worker {
   }
 
   /**
-   * Creates a connector. With `offsets` (KIP-995): validates the config, then every offset
+   * Creates a connector. With `offsets` (KIP-995): (1) validates the config, (2) every offset
    * through the task's codec and the connector's `alterOffsets`, before anything is written;
-   * registers the connector STOPPED; removes every offset left by an earlier connector of the
-   * same name and writes the given ones; then moves to `initialState` (RUNNING by default).
-   * A failure at any step removes what the earlier steps wrote. Of two creates of one name,
-   * the second fails with CONNECTOR_EXISTS.
+   * (3) registers the connector STOPPED; (4) removes every offset left by an earlier connector
+   * of the same name and writes the given ones; (5) moves to `initialState` (RUNNING by
+   * default). A failure at any step undoes the earlier ones: the connector is removed and the
+   * offsets of the name are as they were before. Of two creates of one name, the second fails
+   * with CONNECTOR_EXISTS before it touches anything.
+   *
+   * @throws TributaryError CONFIG_INVALID, PLUGIN_NOT_FOUND, OFFSET_DECODE, OFFSET_REJECTED,
+   *   CONNECTOR_EXISTS, WORKER_STOPPING, or whatever the offset store or a sender failed with
    */
   async createConnector(
     name: string,
     config: Readonly<Record<string, string>>,
     options: CreateOptions = {},
   ): Promise<ConnectorRunner> {
+    this.assertRunning();
+    checkName(name, config);
     if (this.runners.has(name) || this.creating.has(name)) {
       throw new TributaryError('CONNECTOR_EXISTS', `Connector ${name} already exists`);
     }
     this.creating.add(name);
-    let registered = false;
-    let offsetsWritten = false;
-    let written: OffsetEntry[] = [];
+    const step = async (s: CreateStep) => this.options.onCreateStep?.(s, name);
     try {
-      const connectorClass = await (this.options.loadConnector ?? loadConnectorClass)(String(config['connector.class'] ?? ''));
-      const probe = new connectorClass();
-      const validated = validateConnectorConfig(probe, { ...config, name }, this.options.config);
-      if (!validated.ok)
-        throw new ConfigError(
-          `config of connector '${name}'`,
-          validated.problems.map((p) => p.message),
-        );
-      const entries = options.offsets ? await validateOffsets(name, probe, validated.config, options.offsets) : undefined;
-      const runner = new ConnectorRunner(name, { ...config, name }, connectorClass, validated.config, validated.tasksMax, this);
+      const spec = await this.prepareSpec(name, config);
+      await step('validate-config');
+      let entries: OffsetEntry[] | undefined;
+      if (options.offsets) {
+        entries = await validateOffsets(name, new spec.connectorClass(), spec.parsed, options.offsets);
+        await step('validate-offsets');
+      }
+      this.assertRunning();
+      const runner = new ConnectorRunner(name, spec, this);
       runner.state = 'STOPPED';
       this.runners.set(name, runner);
-      registered = true;
-      if (entries) {
-        const previous = await this.options.offsetStore.read(name);
-        written = [...previous.map((e) => ({ partition: e.partition, offset: null })), ...entries];
-        offsetsWritten = true;
-        await this.options.offsetStore.write(name, written);
-      }
-      await runner.transition(options.initialState ?? 'RUNNING');
-      this.log.info({ event: 'connector.created', connector: name, state: runner.state }, 'connector created');
-      return runner;
-    } catch (e) {
-      if (registered) {
-        const runner = this.runners.get(name);
-        this.runners.delete(name);
-        await runner?.shutdown().catch(() => {});
-      }
-      if (offsetsWritten) {
-        const left = await this.options.offsetStore.read(name).catch(() => []);
-        await this.options.offsetStore
-          .write(
-            name,
-            left.map((l) => ({ partition: l.partition, offset: null })),
-          )
-          .catch((err: unknown) => this.log.error({ connector: name, err }, 'cleaning up offsets after a failed create failed'));
-      }
-      throw e;
+      return await runner.exclusive(async () => {
+        let previous: OffsetEntry[] | undefined;
+        try {
+          await step('register');
+          if (entries) {
+            previous = await this.options.offsetStore.read(name);
+            await this.options.offsetStore.write(name, [...previous.map(tombstone), ...entries]);
+            await step('write-offsets');
+          }
+          await runner.transition(options.initialState ?? 'RUNNING');
+          await step('start');
+        } catch (e) {
+          await this.undoCreate(runner, previous);
+          throw e;
+        }
+        this.log.info(
+          { event: 'connector.created', connector: name, state: runner.state, config: runner.maskedConfig() },
+          'connector created',
+        );
+        return runner;
+      });
     } finally {
       this.creating.delete(name);
     }
   }
 
+  /**
+   * Replaces a connector's config (Kafka Connect's `PUT /connectors/{name}/config`), or creates
+   * the connector if there is none of that name. The new config is validated first; a valid one
+   * restarts the connector with it in its current target state. A secret key given as
+   * `[hidden]` (as responses show it) keeps its current value.
+   */
+  async putConnectorConfig(
+    name: string,
+    config: Readonly<Record<string, string>>,
+  ): Promise<{ created: boolean; connector: ConnectorRunner }> {
+    this.assertRunning();
+    if (!this.runners.has(name)) {
+      if (this.creating.has(name)) throw new TributaryError('CONNECTOR_EXISTS', `Connector ${name} is being created`);
+      return { created: true, connector: await this.createConnector(name, config) };
+    }
+    return this.withConnector(name, async (runner) => {
+      await this.replaceConfig(runner, config);
+      return { created: false, connector: runner };
+    });
+  }
+
+  /**
+   * Changes some keys of a connector's config (KIP-477 `PATCH /connectors/{name}/config`):
+   * a null value removes the key. Validated and applied as {@link putConnectorConfig}.
+   */
+  patchConnectorConfig(name: string, patch: Readonly<Record<string, string | null>>): Promise<ConnectorRunner> {
+    this.assertRunning();
+    return this.withConnector(name, async (runner) => {
+      const config: Record<string, string> = { ...runner.config };
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === null) delete config[k];
+        else config[k] = v;
+      }
+      await this.replaceConfig(runner, config);
+      return runner;
+    });
+  }
+
   /** Stops and removes a connector. Its offsets stay, as in Kafka Connect. */
   async deleteConnector(name: string): Promise<void> {
-    const runner = this.runners.get(name);
-    if (!runner) throw new TributaryError('CONNECTOR_NOT_FOUND', `Connector ${name} not found`);
-    this.runners.delete(name);
-    await runner.shutdown();
+    await this.withConnector(name, async (runner) => {
+      await runner.shutdown();
+      this.runners.delete(name);
+    });
     this.log.info({ event: 'connector.deleted', connector: name }, 'connector deleted');
+  }
+
+  /** Pauses a connector's tasks (they keep flushing offsets). Idempotent. */
+  pauseConnector(name: string): Promise<void> {
+    return this.withConnector(name, (runner) => runner.transition('PAUSED'));
+  }
+
+  /** Resumes a PAUSED or STOPPED connector. Idempotent. */
+  resumeConnector(name: string): Promise<void> {
+    return this.withConnector(name, (runner) => runner.transition('RUNNING'));
+  }
+
+  /** Stops a connector's tasks and the connector itself, keeping its config (KIP-875). Idempotent. */
+  stopConnector(name: string): Promise<void> {
+    return this.withConnector(name, (runner) => runner.transition('STOPPED'));
+  }
+
+  /**
+   * Restarts a connector and, with `includeTasks`, its tasks; with `onlyFailed`, only those
+   * that are FAILED. Returns at once with the status showing what restarts as RESTARTING;
+   * the restart itself runs after the operations queued before it.
+   */
+  restartConnector(name: string, options: RestartOptions = {}): RestartPlan {
+    const runner = this.requireConnector(name);
+    const plan = runner.planRestart(options);
+    const status = runner.status();
+    // A connector deleted meanwhile is closed: executeRestart then only clears its marks.
+    const done = runner.exclusive(() => runner.executeRestart(plan));
+    return { status, done };
+  }
+
+  /** Restarts one task with its current config. */
+  restartTask(name: string, taskId: number): Promise<void> {
+    return this.withConnector(name, (runner) => runner.restartTask(taskId));
+  }
+
+  /** A connector's config (secrets masked) and its task ids. */
+  describeConnector(name: string): ConnectorDescription {
+    return this.requireConnector(name).describe();
+  }
+
+  /** A connector's and its tasks' states. */
+  connectorStatus(name: string): ConnectorStatus {
+    return this.requireConnector(name).status();
+  }
+
+  /** One task's state. */
+  taskStatus(name: string, taskId: number): TaskStatusInfo {
+    const runner = this.requireConnector(name);
+    const task = runner.status().tasks.find((t) => t.id === taskId);
+    if (!task) throw runner.taskNotFound(taskId);
+    return task;
+  }
+
+  /** The configs of a connector's tasks (secrets masked). */
+  taskConfigs(name: string): Array<{ id: number; config: unknown }> {
+    return this.requireConnector(name).taskConfigs();
+  }
+
+  /** A connector's stored offsets (KIP-875 `GET /offsets`), in any state. */
+  async connectorOffsets(name: string): Promise<OffsetEntry[]> {
+    this.requireConnector(name);
+    return this.options.offsetStore.read(name);
+  }
+
+  /**
+   * Alters a STOPPED connector's offsets (KIP-875 `PATCH /offsets`): every entry must decode
+   * through the codec and be accepted by `alterOffsets`, else nothing is written. A null
+   * offset removes that partition; partitions not given are left alone.
+   *
+   * @throws TributaryError CONNECTOR_NOT_FOUND, CONNECTOR_NOT_STOPPED, OFFSET_DECODE, OFFSET_REJECTED
+   */
+  alterOffsets(name: string, offsets: ReadonlyArray<{ partition?: unknown; offset?: unknown }>): Promise<OffsetsChange> {
+    return this.withConnector(name, async (runner) => {
+      this.requireStopped(runner);
+      const entries = await validateOffsets(name, new runner.connectorClass(), runner.parsedConfig, offsets);
+      await this.options.offsetStore.write(name, entries);
+      this.log.info({ event: 'offsets.altered', connector: name, count: entries.length }, 'offsets altered');
+      return { connectorManagesOffsets: connectorManagesOffsets(runner.connectorClass) };
+    });
+  }
+
+  /**
+   * Removes every stored offset of a STOPPED connector (KIP-875 `DELETE /offsets`), once its
+   * `alterOffsets` accepted the reset. Succeeds when there is nothing to remove.
+   */
+  resetOffsets(name: string): Promise<OffsetsChange> {
+    return this.withConnector(name, async (runner) => {
+      this.requireStopped(runner);
+      const stored = await this.options.offsetStore.read(name);
+      const entries = await resetOffsets(name, new runner.connectorClass(), runner.parsedConfig, stored);
+      if (entries.length > 0) await this.options.offsetStore.write(name, entries);
+      this.log.info({ event: 'offsets.reset', connector: name, count: entries.length }, 'offsets reset');
+      return { connectorManagesOffsets: connectorManagesOffsets(runner.connectorClass) };
+    });
+  }
+
+  /** The connector plugins this worker can load. */
+  plugins(): Promise<PluginDescriptor[]> {
+    return this.listPlugins();
+  }
+
+  /** Loads a `connector.class` value (PLUGIN_NOT_FOUND when it cannot). */
+  loadPlugin(spec: string): Promise<SourceConnectorClass> {
+    return this.loadConnector(spec);
+  }
+
+  /**
+   * Validates a connector config without creating anything, key by key (for
+   * `PUT /connector-plugins/{plugin}/config/validate`). The class is the config's
+   * `connector.class`, else `plugin`.
+   */
+  async validateConfig(plugin: string, config: Readonly<Record<string, string>>): Promise<ConfigValidation> {
+    const connectorClass = config['connector.class'] ?? plugin;
+    const cls = await this.loadConnector(connectorClass);
+    const report = reportConnectorConfig(new cls(), { 'connector.class': connectorClass, ...config }, this.options.config);
+    return { ...report, connectorClass };
   }
 
   /** Stops every connector gracefully (final offset flush included), then the offset store. */
   async stop(): Promise<void> {
     this.log.info({ event: 'worker.stopping' }, 'worker stopping');
+    this.stopping = true;
     const runners = [...this.runners.values()];
+    await Promise.all(runners.map((r) => r.exclusive(() => r.shutdown())));
     this.runners.clear();
-    await Promise.all(runners.map((r) => r.shutdown()));
     try {
       await this.options.offsetStore.stop();
     } finally {
@@ -283,4 +757,100 @@ export class Worker {
     }
     this.log.info({ event: 'worker.stopped' }, 'worker stopped');
   }
+
+  private async replaceConfig(runner: ConnectorRunner, config: Readonly<Record<string, string>>): Promise<void> {
+    const merged: Record<string, string> = { ...config };
+    for (const [k, v] of Object.entries(config)) {
+      const current = runner.config[k];
+      if (v === HIDDEN && current !== undefined && isSecretKey(k, runner.passwords)) merged[k] = current;
+    }
+    checkName(runner.name, merged);
+    const spec = await this.prepareSpec(runner.name, merged);
+    this.assertRunning();
+    await runner.reconfigure(spec);
+    this.log.info(
+      { event: 'connector.reconfigured', connector: runner.name, config: runner.maskedConfig() },
+      'connector config updated',
+    );
+  }
+
+  private async prepareSpec(name: string, config: Readonly<Record<string, string>>): Promise<ConnectorSpec> {
+    const full: Record<string, string> = { ...config, name };
+    const connectorClass = await this.loadConnector(String(full['connector.class'] ?? ''));
+    const probe = new connectorClass();
+    const validated = validateConnectorConfig(probe, full, this.options.config);
+    if (!validated.ok)
+      throw new ConfigError(
+        `config of connector '${name}'`,
+        validated.problems.map((p) => p.message),
+      );
+    return {
+      config: full,
+      connectorClass,
+      parsed: validated.config,
+      tasksMax: validated.tasksMax,
+      passwords: probe.config.passwords,
+    };
+  }
+
+  /** Undoes a failed create: stops and unregisters the connector, puts the name's offsets back as they were. */
+  private async undoCreate(runner: ConnectorRunner, previous: OffsetEntry[] | undefined): Promise<void> {
+    const name = runner.name;
+    await runner.shutdown().catch(() => {});
+    if (this.runners.get(name) === runner) this.runners.delete(name);
+    if (previous === undefined) return;
+    try {
+      const now = await this.options.offsetStore.read(name);
+      await this.options.offsetStore.write(name, [...now.map(tombstone), ...previous]);
+    } catch (err) {
+      this.log.error(
+        { connector: name, event: 'connector.create.cleanup.failed', err },
+        'restoring the offsets after a failed create failed; check GET /connectors/{name}/offsets after creating it again',
+      );
+    }
+  }
+
+  private requireConnector(name: string): ConnectorRunner {
+    const runner = this.runners.get(name);
+    if (!runner) throw new TributaryError('CONNECTOR_NOT_FOUND', `Connector ${name} not found`);
+    return runner;
+  }
+
+  /** Runs `fn` on the connector once the operations queued before it are done (404 if it is gone by then). */
+  private withConnector<T>(name: string, fn: (runner: ConnectorRunner) => Promise<T>): Promise<T> {
+    const runner = this.requireConnector(name);
+    return runner.exclusive(async () => {
+      if (this.runners.get(name) !== runner) throw new TributaryError('CONNECTOR_NOT_FOUND', `Connector ${name} not found`);
+      return fn(runner);
+    });
+  }
+
+  private requireStopped(runner: ConnectorRunner): void {
+    if (runner.target !== 'STOPPED' || runner.tasks.length > 0) {
+      throw new TributaryError(
+        'CONNECTOR_NOT_STOPPED',
+        `Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/${runner.name}/stop' endpoint`,
+      );
+    }
+  }
+
+  private assertRunning(): void {
+    if (this.stopping)
+      throw new TributaryError('WORKER_STOPPING', 'The worker is stopping and takes no new connectors or changes');
+  }
+}
+
+function tombstone(entry: OffsetEntry): OffsetEntry {
+  return { partition: entry.partition, offset: null };
+}
+
+function checkName(name: string, config: Readonly<Record<string, string>>): void {
+  const problems: string[] = [];
+  if (name.trim() === '') problems.push('the connector name is empty: give a non-empty name');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) problems.push('the connector name contains control characters');
+  if (config.name !== undefined && config.name !== name) {
+    problems.push(`Connector name configuration (${config.name}) doesn't match connector name in the URL (${name})`);
+  }
+  if (problems.length > 0) throw new ConfigError(`connector name '${name}'`, problems);
 }

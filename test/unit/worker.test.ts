@@ -1,20 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { DatagenConnector } from '../../examples/datagen/src/index.js';
+import { type DatagenConfig, DatagenConnector } from '../../examples/datagen/src/index.js';
 import { systemClock } from '../../src/api/clock.js';
-import { Worker } from '../../src/runtime/worker.js';
+import type { ConnectorContext } from '../../src/api/source-connector.js';
+import type { OffsetEntry, RecordSender } from '../../src/runtime/ports.js';
+import { type CreateStep, Worker, type WorkerOptions } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
 
-function worker(store = new MemoryOffsetStore()) {
+/** Datagen whose task count changes on request, as a connector that found new tables would. */
+class GrowingConnector extends DatagenConnector {
+  static last: GrowingConnector | undefined;
+  wanted = 1;
+  context!: ConnectorContext;
+  // DatagenConnector declares start(settings) only; the runtime passes the context as well.
+  override start(settings: DatagenConfig, context?: ConnectorContext): void {
+    super.start(settings);
+    this.context = context as ConnectorContext;
+    GrowingConnector.last = this;
+  }
+  override taskConfigs(maxTasks: number) {
+    return super.taskConfigs(Math.min(maxTasks, this.wanted));
+  }
+}
+
+function worker(store = new MemoryOffsetStore(), extra: Partial<WorkerOptions> = {}) {
   const sender = new MockSender(systemClock);
   const w = new Worker({
     config: { 'offset.flush.interval.ms': '100' },
     offsetStore: store,
     createSender: async () => sender,
     loadConnector: async (spec) => {
+      if (spec === 'growing') return GrowingConnector;
       if (spec !== 'datagen') throw new Error(`unknown ${spec}`);
       return DatagenConnector;
     },
+    ...extra,
   });
   return { w, store, sender };
 }
@@ -27,14 +47,17 @@ const config = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
+const at = (seq: number, sequence = 0): OffsetEntry => ({ partition: { sequence, task: 0 }, offset: { seq } });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 describe('Worker', () => {
   it('runs a connector to completion and keeps offsets after delete', async () => {
     const { w, store } = worker();
     await w.start();
     await w.createConnector('gen', config());
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     await w.deleteConnector('gen');
-    expect(await store.read('gen')).toEqual([{ partition: { sequence: 0, task: 0 }, offset: { seq: 5 } }]);
+    expect(await store.read('gen')).toEqual([at(5)]);
   });
 
   it('rejects a bad config listing every problem, and registers nothing', async () => {
@@ -60,37 +83,87 @@ describe('Worker', () => {
     await w.stop();
   });
 
-  it('creates with initial offsets (KIP-995): old offsets of the name are wiped, the given ones start the tasks', async () => {
+  it('moves between states, restarts tasks with a new config, and takes nothing once stopping', async () => {
+    const { w, sender } = worker();
+    await w.start();
+    await w.createConnector('gen', config({ 'max.records': '0' }), { initialState: 'PAUSED' });
+    expect(w.connectorStatus('gen')).toMatchObject({ connector: { state: 'PAUSED' }, tasks: [{ id: 0, state: 'PAUSED' }] });
+    await w.resumeConnector('gen');
+    expect(w.connectorStatus('gen').tasks[0]?.state).toBe('RUNNING');
+    await w.stopConnector('gen');
+    expect(w.connectorStatus('gen')).toMatchObject({ connector: { state: 'STOPPED' }, tasks: [] });
+    await w.putConnectorConfig('gen', config({ 'max.records': '2', 'tasks.max': '2' }));
+    expect(w.connectorStatus('gen').connector.state).toBe('STOPPED');
+    await w.resumeConnector('gen');
+    await sleep(200);
+    expect(w.connectorStatus('gen').tasks.map((t) => t.state)).toEqual(['RUNNING', 'RUNNING']);
+    expect(sender.sent).toHaveLength(4);
+    const stopping = w.stop();
+    await expect(w.createConnector('late', config())).rejects.toMatchObject({ code: 'WORKER_STOPPING' });
+    await stopping;
+  });
+
+  it('restarts the tasks with new configs when the connector asks for reconfiguration, keeping its state', async () => {
+    const { w } = worker();
+    await w.start();
+    await w.createConnector('grow', config({ 'connector.class': 'growing', 'tasks.max': '3', 'max.records': '0' }));
+    expect(w.connectorStatus('grow').tasks).toHaveLength(1);
+    const connector = GrowingConnector.last as GrowingConnector;
+    connector.wanted = 2;
+    connector.context.requestTaskReconfiguration();
+    await sleep(50);
+    expect(w.connectorStatus('grow').tasks.map((t) => t.state)).toEqual(['RUNNING', 'RUNNING']);
+    await w.pauseConnector('grow');
+    connector.wanted = 5;
+    connector.context.requestTaskReconfiguration();
+    await sleep(50);
+    expect(w.connectorStatus('grow').tasks.map((t) => t.state)).toEqual(['PAUSED', 'PAUSED', 'PAUSED']);
+    await w.stop();
+  });
+
+  it('alters and resets offsets only while STOPPED, validating every entry first', async () => {
+    const { w, store } = worker();
+    await w.start();
+    await w.createConnector('gen', config({ 'max.records': '0' }));
+    await expect(w.alterOffsets('gen', [at(3)])).rejects.toMatchObject({ code: 'CONNECTOR_NOT_STOPPED' });
+    await expect(w.resetOffsets('gen')).rejects.toMatchObject({ code: 'CONNECTOR_NOT_STOPPED' });
+    await w.stopConnector('gen');
+    await w.alterOffsets('gen', [at(3), at(4, 1)]);
+    await expect(w.alterOffsets('gen', [at(9), { partition: { task: 0 }, offset: { seq: 1 } }])).rejects.toMatchObject({
+      code: 'OFFSET_DECODE',
+    });
+    expect(await w.connectorOffsets('gen')).toEqual([at(3), at(4, 1)]);
+    await w.alterOffsets('gen', [{ partition: { task: 0, sequence: 1 }, offset: null }]);
+    expect(await store.read('gen')).toEqual([at(3)]);
+    await w.resetOffsets('gen');
+    expect(await store.read('gen')).toEqual([]);
+    await w.stop();
+  });
+});
+
+describe('Worker.createConnector with initial offsets (KIP-995)', () => {
+  it('wipes old offsets of the name and starts the tasks from the given ones', async () => {
     const store = new MemoryOffsetStore();
-    await store.write('gen', [
-      { partition: { task: 0, sequence: 0 }, offset: { seq: 1 } },
-      { partition: { task: 0, sequence: 9 }, offset: { seq: 1 } },
-    ]);
+    await store.write('gen', [at(1), at(1, 9)]);
     const { w, sender } = worker(store);
     await w.start();
-    await w.createConnector('gen', config({ 'max.records': '3' }), {
-      offsets: [{ partition: { task: 0, sequence: 0 }, offset: { seq: 100 } }],
-      initialState: 'STOPPED',
-    });
+    await w.createConnector('gen', config({ 'max.records': '103' }), { offsets: [at(100)], initialState: 'STOPPED' });
     expect(w.connector('gen')?.state).toBe('STOPPED');
-    expect(await store.read('gen')).toEqual([{ partition: { sequence: 0, task: 0 }, offset: { seq: 100 } }]);
-    await w.connector('gen')?.transition('RUNNING');
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await store.read('gen')).toEqual([at(100)]);
+    await w.resumeConnector('gen');
+    await sleep(300);
     await w.stop();
     expect(sender.sent.map((r) => JSON.parse(String(r.value)).seq)).toEqual([101, 102, 103]);
   });
 
   it('validates every offset before writing anything, and leaves nothing behind on failure', async () => {
     const store = new MemoryOffsetStore();
-    await store.write('gen', [{ partition: { task: 0, sequence: 0 }, offset: { seq: 7 } }]);
+    await store.write('gen', [at(7)]);
     const { w } = worker(store);
     await w.start();
     await expect(
       w.createConnector('gen', config(), {
-        offsets: [
-          { partition: { task: 0, sequence: 0 }, offset: { seq: 1 } },
-          { partition: { task: 'zero', sequence: 0 }, offset: { seq: 'x' } },
-        ],
+        offsets: [at(1), { partition: { task: 'zero', sequence: 0 }, offset: { seq: 'x' } }],
       }),
     ).rejects.toMatchObject({
       code: 'OFFSET_DECODE',
@@ -99,31 +172,111 @@ describe('Worker', () => {
       ),
     });
     expect(w.connectorNames()).toEqual([]);
-    expect(await store.read('gen')).toEqual([{ partition: { task: 0, sequence: 0 }, offset: { seq: 7 } }]);
+    expect(await store.read('gen')).toEqual([at(7)]);
   });
 
-  it('removes the offsets it wrote when a later step fails', async () => {
+  const steps: CreateStep[] = ['validate-config', 'validate-offsets', 'register', 'write-offsets', 'start'];
+  it.each(steps)('leaves no connector and no offsets when step "%s" fails', async (failing) => {
+    const seen: CreateStep[] = [];
+    let armed = true;
+    const { w, store } = worker(new MemoryOffsetStore(), {
+      onCreateStep: (step) => {
+        seen.push(step);
+        if (armed && step === failing) throw new Error(`injected failure at ${step}`);
+      },
+    });
+    await w.start();
+    await expect(w.createConnector('gen', config(), { offsets: [at(3)] })).rejects.toThrow(`injected failure at ${failing}`);
+    expect(seen).toEqual(steps.slice(0, steps.indexOf(failing) + 1));
+    expect(w.connectorNames()).toEqual([]);
+    expect(w.connector('gen')).toBeUndefined();
+    expect(await store.read('gen')).toEqual([]);
+    expect(await store.connectors()).toEqual([]);
+    // The name is free again.
+    armed = false;
+    await w.createConnector('gen', config({ 'max.records': '0' }));
+    await w.stop();
+  });
+
+  it('puts back the offsets an earlier connector of the name left when a step after the wipe fails', async () => {
     const store = new MemoryOffsetStore();
+    await store.write('gen', [at(7), at(8, 1)]);
+    const { w } = worker(store, {
+      onCreateStep: (step) => {
+        if (step === 'start') throw new Error('injected failure at start');
+      },
+    });
+    await w.start();
+    await expect(w.createConnector('gen', config({ 'max.records': '20' }), { offsets: [at(3)] })).rejects.toThrow('injected');
+    expect(w.connectorNames()).toEqual([]);
+    expect(await store.read('gen')).toEqual([at(7), at(8, 1)]);
+  });
+
+  it('leaves nothing when the offset store or a sender fails (steps 4 and 5)', async () => {
+    const store = new MemoryOffsetStore();
+    const write = store.write.bind(store);
+    let failWrites = true;
+    store.write = async (connector, entries) => {
+      if (failWrites && entries.some((e) => e.offset !== null)) throw new Error('offsets topic unavailable');
+      return write(connector, entries);
+    };
     const { w } = worker(store);
     await w.start();
-    const original = w.connector.bind(w);
-    let failTransition = true;
-    const proto = Object.getPrototypeOf(await w.createConnector('probe', config({ 'max.records': '0' })));
-    const transition = proto.transition;
-    proto.transition = async function (this: unknown, target: string) {
-      if (failTransition && target === 'RUNNING') throw new Error('injected failure at step 5');
-      return transition.call(this, target);
-    };
-    try {
-      await expect(
-        w.createConnector('gen', config(), { offsets: [{ partition: { task: 0, sequence: 0 }, offset: { seq: 3 } }] }),
-      ).rejects.toThrow('injected failure at step 5');
-    } finally {
-      failTransition = false;
-      proto.transition = transition;
-    }
-    expect(original('gen')).toBeUndefined();
+    await expect(w.createConnector('gen', config(), { offsets: [at(3)] })).rejects.toThrow('offsets topic unavailable');
+    expect(w.connectorNames()).toEqual([]);
     expect(await store.read('gen')).toEqual([]);
+    failWrites = false;
+
+    const failing = worker(store, {
+      createSender: async (): Promise<RecordSender> => {
+        throw new Error('broker unreachable');
+      },
+    });
+    await failing.w.start();
+    await expect(failing.w.createConnector('gen', config(), { offsets: [at(3)] })).rejects.toThrow('broker unreachable');
+    expect(failing.w.connectorNames()).toEqual([]);
+    expect(await store.read('gen')).toEqual([]);
+  });
+
+  it('lets exactly one of two concurrent creates of a name win; the stored offsets are the winner’s', async () => {
+    const store = new MemoryOffsetStore();
+    await store.write('gen', [at(1, 5)]);
+    const { w } = worker(store);
+    await w.start();
+    const results = await Promise.allSettled([
+      w.createConnector('gen', config(), { offsets: [at(10)], initialState: 'STOPPED' }),
+      w.createConnector('gen', config(), { offsets: [at(20), at(21, 1)], initialState: 'STOPPED' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'CONNECTOR_EXISTS' });
+    expect(await store.read('gen')).toEqual([at(10)]);
+    // The same race through a delete: a create issued while the name is still being deleted loses.
+    const again = await Promise.allSettled([
+      w.deleteConnector('gen'),
+      w.createConnector('gen', config(), { offsets: [at(30)], initialState: 'STOPPED' }),
+    ]);
+    expect(again.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect(await store.read('gen')).toEqual([at(10)]);
+    await w.stop();
+  });
+
+  it("keeps a deleted connector's offsets for a plain create, and wipes them for a create with offsets (as Kafka Connect)", async () => {
+    const { w, store, sender } = worker();
+    await w.start();
+    await w.createConnector('gen', config({ partitions: '2', 'max.records': '4' }));
+    await sleep(300);
+    await w.deleteConnector('gen');
+    expect(await store.read('gen')).toEqual([at(2), at(2, 1)]);
+
+    await w.createConnector('gen', config({ partitions: '2', 'max.records': '6' }));
+    await sleep(300);
+    await w.deleteConnector('gen');
+    // A plain create resumed from the remnants: only records 5 and 6 were new.
+    expect(sender.sent.slice(4).map((r) => JSON.parse(String(r.value)).seq)).toEqual([3, 3]);
+    expect(await store.read('gen')).toEqual([at(3), at(3, 1)]);
+
+    await w.createConnector('gen', config({ partitions: '2' }), { offsets: [at(50)], initialState: 'STOPPED' });
+    expect(await store.read('gen')).toEqual([at(50)]);
     await w.stop();
   });
 });

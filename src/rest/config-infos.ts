@@ -1,0 +1,113 @@
+import * as t from 'io-ts';
+import { type ConfigKey, configTypes } from '../api/config-def.js';
+import { type ConfigKeyReport, HIDDEN } from '../runtime/connector-config.js';
+import type { ConfigValidation } from '../runtime/worker.js';
+
+/** Kafka Connect's ConfigKeyInfo: one key's declaration. */
+export interface ConfigKeyInfoJson {
+  readonly name: string;
+  readonly type: string;
+  readonly required: boolean;
+  readonly default_value: string | null;
+  readonly importance: 'HIGH' | 'MEDIUM' | 'LOW';
+  readonly documentation: string;
+  readonly group: string | null;
+  readonly width: 'NONE';
+  readonly display_name: string;
+  readonly dependents: readonly string[];
+  readonly order: number;
+}
+
+/** Kafka Connect's ConfigValueInfo: one key's value and errors. */
+export interface ConfigValueInfoJson {
+  readonly name: string;
+  readonly value: string | null;
+  readonly recommended_values: readonly string[];
+  readonly errors: readonly string[];
+  readonly visible: boolean;
+}
+
+/** Kafka Connect's ConfigInfos, the answer of `PUT /connector-plugins/{plugin}/config/validate`. */
+export interface ConfigInfosJson {
+  readonly name: string;
+  readonly error_count: number;
+  readonly groups: readonly string[];
+  readonly configs: ReadonlyArray<{ readonly definition: ConfigKeyInfoJson | null; readonly value: ConfigValueInfoJson }>;
+}
+
+/** The validation result in Kafka Connect's shape; secret values are shown as `[hidden]`. */
+export function configInfosJson(v: ConfigValidation): ConfigInfosJson {
+  const groups = [...new Set(v.keys.map((k) => k.group).filter((g): g is NonNullable<typeof g> => g !== undefined))];
+  const order = new Map<string, number>();
+  return {
+    name: v.connectorClass,
+    error_count: v.errorCount,
+    groups,
+    configs: v.keys.map((k) => {
+      let definition: ConfigKeyInfoJson | null = null;
+      if (k.definition) {
+        const n = (order.get(k.group ?? '') ?? 0) + 1;
+        order.set(k.group ?? '', n);
+        definition = configKeyInfoJson(k.name, k.definition, k.group ?? null, k.defaultValue, n, k.secret);
+      }
+      return { definition, value: configValueInfoJson(k) };
+    }),
+  };
+}
+
+/** Kafka Connect's ConfigKeyInfo of one declared key. Keys without a default are required and HIGH importance. */
+export function configKeyInfoJson(
+  name: string,
+  key: ConfigKey<unknown>,
+  group: string | null,
+  defaultValue: unknown,
+  order: number,
+  secret = key.password === true,
+): ConfigKeyInfoJson {
+  const required = defaultValue === undefined;
+  return {
+    name,
+    type: secret ? 'PASSWORD' : connectType(key.type),
+    required,
+    default_value: required ? null : secret && defaultValue !== '' ? HIDDEN : asString(defaultValue),
+    importance: required ? 'HIGH' : 'MEDIUM',
+    documentation: key.description,
+    group,
+    width: 'NONE',
+    display_name: name,
+    dependents: [],
+    order,
+  };
+}
+
+function configValueInfoJson(k: ConfigKeyReport): ConfigValueInfoJson {
+  const value = k.value === undefined || k.value === null ? null : k.secret ? HIDDEN : asString(k.value);
+  return {
+    name: k.name,
+    value,
+    recommended_values: k.definition ? recommended(k.definition.type) : [],
+    errors: k.errors,
+    visible: true,
+  };
+}
+
+/** Kafka Connect's type name of an io-ts config type. */
+function connectType(type: t.Type<unknown, unknown, unknown>): string {
+  const ints: unknown[] = [configTypes.int, configTypes.nonNegativeInt, configTypes.positiveInt, t.Int];
+  if (ints.includes(type)) return 'INT';
+  if (type === configTypes.boolean || type === t.boolean) return 'BOOLEAN';
+  if (type === configTypes.list) return 'LIST';
+  if (type === t.number) return 'DOUBLE';
+  return 'STRING';
+}
+
+function recommended(type: t.Type<unknown, unknown, unknown>): string[] {
+  return type instanceof t.KeyofType ? Object.keys(type.keys as Record<string, unknown>) : [];
+}
+
+function asString(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) return v.map(String).join(',');
+  if (typeof v === 'object' && v !== null) return JSON.stringify(v);
+  return String(v);
+}

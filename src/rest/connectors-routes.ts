@@ -1,0 +1,148 @@
+import type { FastifyReply } from 'fastify';
+import { isTributaryError } from '../api/errors.js';
+import type { Logger } from '../api/logger.js';
+import { connectorManagesOffsets, offsetsChangedMessage } from '../runtime/connector-config.js';
+import type { Worker } from '../runtime/worker.js';
+import {
+  type ConnectorInfoJson,
+  type ConnectorStateJson,
+  connectorInfoJson,
+  connectorStateJson,
+  taskInfoJson,
+  taskStateJson,
+} from './connect-entities.js';
+import { parseBooleanParam, parseConfigMap, parseConfigPatch, parseCreateRequest, parseTaskId } from './request-bodies.js';
+import type { RouteTable } from './route-table.js';
+
+type NameParams = { name: string };
+type TaskParams = { name: string; task: string };
+
+function location(reply: FastifyReply, name: string): void {
+  reply.header('Location', `/connectors/${encodeURIComponent(name)}`);
+}
+
+/** Adds the `/connectors` routes: listing, create, config, status, tasks, lifecycle and delete. */
+export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Logger): void {
+  routes.add('GET', '/connectors', async (request) => {
+    const query = request.query as { expand?: string | string[] };
+    const expand = [query.expand ?? []].flat().flatMap((e) => String(e).split(','));
+    const withStatus = expand.includes('status');
+    const withInfo = expand.includes('info');
+    const names = worker.connectorNames().sort();
+    if (!withStatus && !withInfo) return names;
+    const out: Record<string, { status?: ConnectorStateJson; info?: ConnectorInfoJson }> = {};
+    for (const name of names) {
+      try {
+        out[name] = {
+          ...(withStatus ? { status: connectorStateJson(worker.connectorStatus(name)) } : {}),
+          ...(withInfo ? { info: connectorInfoJson(worker.describeConnector(name)) } : {}),
+        };
+      } catch (e) {
+        // A connector deleted meanwhile is left out, as Kafka Connect does.
+        if (!(isTributaryError(e) && e.code === 'CONNECTOR_NOT_FOUND')) throw e;
+      }
+    }
+    return out;
+  });
+
+  routes.add('POST', '/connectors', async (request, reply) => {
+    const create = parseCreateRequest(request.body);
+    const runner = await worker.createConnector(create.name, create.config, {
+      initialState: create.initialState,
+      offsets: create.offsets,
+    });
+    reply.code(201);
+    location(reply, create.name);
+    const info = connectorInfoJson(runner.describe());
+    if (create.offsets === undefined) return info;
+    return { ...info, offsets_status: offsetsChangedMessage('altered', connectorManagesOffsets(runner.connectorClass)) };
+  });
+
+  routes.add('GET', '/connectors/:name', async (request) => {
+    const { name } = request.params as NameParams;
+    return connectorInfoJson(worker.describeConnector(name));
+  });
+
+  routes.add('DELETE', '/connectors/:name', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    await worker.deleteConnector(name);
+    return reply.code(204).send();
+  });
+
+  routes.add('GET', '/connectors/:name/config', async (request) => {
+    const { name } = request.params as NameParams;
+    return worker.describeConnector(name).config;
+  });
+
+  routes.add('PUT', '/connectors/:name/config', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    const { created, connector } = await worker.putConnectorConfig(name, parseConfigMap(request.body));
+    if (created) {
+      reply.code(201);
+      location(reply, name);
+    }
+    return connectorInfoJson(connector.describe());
+  });
+
+  routes.add('PATCH', '/connectors/:name/config', async (request) => {
+    const { name } = request.params as NameParams;
+    const connector = await worker.patchConnectorConfig(name, parseConfigPatch(request.body));
+    return connectorInfoJson(connector.describe());
+  });
+
+  routes.add('GET', '/connectors/:name/status', async (request) => {
+    const { name } = request.params as NameParams;
+    return connectorStateJson(worker.connectorStatus(name));
+  });
+
+  routes.add('GET', '/connectors/:name/tasks', async (request) => {
+    const { name } = request.params as NameParams;
+    return taskInfoJson(name, worker.taskConfigs(name));
+  });
+
+  routes.add('GET', '/connectors/:name/tasks/:task/status', async (request) => {
+    const { name, task } = request.params as TaskParams;
+    return taskStateJson(worker.taskStatus(name, parseTaskId(task)));
+  });
+
+  routes.add('POST', '/connectors/:name/tasks/:task/restart', async (request, reply) => {
+    const { name, task } = request.params as TaskParams;
+    await worker.restartTask(name, parseTaskId(task));
+    return reply.code(204).send();
+  });
+
+  routes.add('PUT', '/connectors/:name/pause', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    await worker.pauseConnector(name);
+    return reply.code(202).send();
+  });
+
+  routes.add('PUT', '/connectors/:name/resume', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    await worker.resumeConnector(name);
+    return reply.code(202).send();
+  });
+
+  routes.add('PUT', '/connectors/:name/stop', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    await worker.stopConnector(name);
+    return reply.code(204).send();
+  });
+
+  routes.add('POST', '/connectors/:name/restart', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    const query = request.query as Record<string, unknown>;
+    const includeTasks = parseBooleanParam(query.includeTasks, 'includeTasks');
+    const onlyFailed = parseBooleanParam(query.onlyFailed, 'onlyFailed');
+    const plan = worker.restartConnector(name, { includeTasks, onlyFailed });
+    if (!includeTasks && !onlyFailed) {
+      await plan.done;
+      return reply.code(204).send();
+    }
+    plan.done.catch((err: unknown) =>
+      log.error({ event: 'connector.restart.failed', connector: name, err }, `restart of connector ${name} failed`),
+    );
+    reply.code(202);
+    return connectorStateJson(plan.status);
+  });
+}

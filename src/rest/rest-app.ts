@@ -1,0 +1,139 @@
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { type Logger, silentLogger } from '../api/logger.js';
+import type { Worker } from '../runtime/worker.js';
+import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
+import { addConnectorsRoutes } from './connectors-routes.js';
+import { addOffsetsRoutes } from './offsets-routes.js';
+import { addPluginsRoutes } from './plugins-routes.js';
+import { type ErrorBody, errorResponse, RestError } from './rest-error.js';
+import type { RestOptions } from './rest-options.js';
+import { addRootRoutes, type ClusterIdSource } from './root-routes.js';
+import { type RouteHandler, RouteTable } from './route-table.js';
+
+/** What the REST API needs beside the worker and its {@link RestOptions}. */
+export interface RestAppContext {
+  readonly logger?: Logger;
+  /** The Kafka cluster id for `GET /`; absent: null (embedded mode). */
+  readonly clusterId?: ClusterIdSource;
+}
+
+/**
+ * Builds the REST API on a worker as a Fastify instance, not yet listening (tests call
+ * `inject` on it; {@link RestServer} makes it listen). Kafka Connect 4.x paths, bodies and
+ * status codes; every answer is JSON, errors as `{"error_code": N, "message": "..."}`.
+ *
+ * @example
+ * ```ts
+ * const app = createRestApp(worker, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' }))!);
+ * const res = await app.inject({ method: 'GET', url: '/connectors' });
+ * ```
+ */
+export function createRestApp(worker: Worker, options: RestOptions, context: RestAppContext = {}): FastifyInstance {
+  const log = (context.logger ?? silentLogger).child({ component: 'rest' });
+  const fail = (e: unknown): ErrorBody => errorResponse(e, options.maxBodyBytes);
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.maxBodyBytes,
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    frameworkErrors: (error, _request, reply) => {
+      // Bad URL encoding and the like: the typings of this hook's reply are generic-heavy.
+      (reply as unknown as FastifyReply).code(400).send({ error_code: 400, message: `Bad request: ${error.message}` });
+    },
+    clientErrorHandler: (_error, socket) => {
+      const body = JSON.stringify({ error_code: 400, message: 'Bad request: malformed HTTP' });
+      if (socket.writable) {
+        socket.end(
+          `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      } else socket.destroy();
+    },
+  });
+
+  // JSON bodies only (a browser cannot send that cross-site without a CORS preflight, which is
+  // never granted); an empty body with a JSON content type is no body, as Kafka Connect takes it.
+  app.removeContentTypeParser('application/json');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      JSON.parse(text);
+    } catch (e) {
+      done(new RestError(400, `Request body is not valid JSON: ${(e as Error).message}`), undefined);
+      return;
+    }
+    // Valid JSON that Fastify's parser still refuses carries a prototype-poisoning key.
+    parseJson(request, text, (error, value) => {
+      if (error)
+        done(
+          new RestError(400, 'Request body is not accepted: it contains a "__proto__" or "constructor.prototype" key'),
+          undefined,
+        );
+      else done(null, value);
+    });
+  });
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((error, request, reply) => {
+    const body = fail(error);
+    if (body.error_code >= 500) {
+      log.error({ event: 'rest.error', method: request.method, url: request.url, err: error }, body.message);
+    }
+    reply.code(body.error_code).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    reply
+      .code(404)
+      .send({ error_code: 404, message: `No endpoint ${request.method} ${path}; the endpoints are listed in docs/rest.md` });
+  });
+
+  const credentials = options.basicAuth;
+  if (credentials) {
+    app.addHook('onRequest', async (request, reply) => {
+      const outcome = checkBasicAuth(request.headers.authorization, credentials);
+      if (outcome.ok) return;
+      return reply.code(401).header('WWW-Authenticate', BASIC_CHALLENGE).send({ error_code: 401, message: outcome.message });
+    });
+  }
+
+  app.addHook('onResponse', async (request, reply) => {
+    const fields = {
+      event: 'rest.request',
+      method: request.method,
+      path: request.url.split('?')[0],
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    };
+    if (request.method === 'GET' || request.method === 'HEAD') log.debug(fields, 'request');
+    else log.info(fields, 'request');
+  });
+
+  const routes = new RouteTable();
+  addRootRoutes(routes, context.clusterId);
+  addConnectorsRoutes(routes, worker, log);
+  addOffsetsRoutes(routes, worker);
+  addPluginsRoutes(routes, worker);
+  routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
+  return app;
+}
+
+/** Answers 500 "Request timed out" (as Kafka Connect) when the handler takes longer than `ms`; the work goes on. */
+function timed(handler: RouteHandler, ms: number): RouteHandler {
+  return async (request, reply) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RestError(500, 'Request timed out')), ms);
+    });
+    try {
+      return await Promise.race([handler(request, reply), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

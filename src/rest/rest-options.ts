@@ -1,0 +1,138 @@
+import { readFile } from 'node:fs/promises';
+import { configTypes, defineConfig } from '../api/config-def.js';
+import { ConfigError } from '../api/errors.js';
+
+/** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
+export const DEFAULT_LISTENER = 'http://127.0.0.1:8083';
+
+/** The worker config keys of the REST API, with their defaults. */
+export const restConfig = defineConfig({
+  listeners: {
+    type: configTypes.string,
+    default: DEFAULT_LISTENER,
+    description:
+      'Where the REST API listens: one http://host:port (port 0 picks a free one; an empty host means every interface). Set it empty to turn the REST API off.',
+  },
+  'rest.advertised.host.name': {
+    type: configTypes.string,
+    default: '',
+    description:
+      'Host name shown as worker_id in status output; default: the listener host (the machine name for every interface).',
+  },
+  'rest.advertised.port': {
+    type: configTypes.nonNegativeInt,
+    default: 0,
+    description: 'Port shown as worker_id in status output; default: the port listened on.',
+  },
+  'rest.request.max.bytes': {
+    type: configTypes.positiveInt,
+    default: 1_048_576,
+    description: 'Largest request body accepted, in bytes; a larger one is answered 413.',
+  },
+  'rest.request.timeout.ms': {
+    type: configTypes.positiveInt,
+    default: 90_000,
+    description: 'How long a request may take before it is answered 500 "Request timed out" (as Kafka Connect), in milliseconds.',
+  },
+  'rest.basic.auth.user': {
+    type: configTypes.string,
+    default: '',
+    description: 'User name of HTTP basic authentication; with a password (or password file) every request must carry it.',
+  },
+  'rest.basic.auth.password': {
+    type: configTypes.string,
+    default: '',
+    password: true,
+    description: 'Password of HTTP basic authentication.',
+  },
+  'rest.basic.auth.password.file': {
+    type: configTypes.string,
+    default: '',
+    description:
+      'File holding the password of HTTP basic authentication (a trailing newline is ignored), instead of rest.basic.auth.password.',
+  },
+});
+
+/** The REST API's settings, resolved once from the worker config. */
+export interface RestOptions {
+  /** Address to bind, e.g. `127.0.0.1`, `::1` or `0.0.0.0`. */
+  readonly host: string;
+  /** Port to bind; 0 picks a free one. */
+  readonly port: number;
+  /** Host name for `worker_id`; empty: derived from the bound address. */
+  readonly advertisedHost: string;
+  /** Port for `worker_id`; 0: the bound port. */
+  readonly advertisedPort: number;
+  readonly maxBodyBytes: number;
+  readonly requestTimeoutMs: number;
+  /** Set when HTTP basic authentication is on. */
+  readonly basicAuth: { readonly user: string; readonly password: string } | undefined;
+}
+
+/**
+ * Resolves the REST settings of a worker config, or `undefined` when `listeners` is set
+ * empty (REST API off). Reads the password file, if one is named. Throws a
+ * {@link ConfigError} naming every bad key.
+ */
+export async function resolveRestOptions(config: Readonly<Record<string, string>>): Promise<RestOptions | undefined> {
+  const parsed = restConfig.parse(config);
+  if (!parsed.ok)
+    throw new ConfigError(
+      'REST settings of the worker config',
+      parsed.problems.map((p) => p.message),
+    );
+  const c = parsed.value;
+  const problems: string[] = [];
+  if (c.listeners.trim() === '') return undefined;
+  const listeners = c.listeners
+    .split(',')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (listeners.length > 1) problems.push(`listeners: one listener is supported, got ${listeners.length} (${c.listeners})`);
+  const listener = parseListener(listeners[0] ?? '', problems);
+  let password = c['rest.basic.auth.password'];
+  const file = c['rest.basic.auth.password.file'];
+  if (file !== '') {
+    if (password !== '') problems.push('give rest.basic.auth.password or rest.basic.auth.password.file, not both');
+    try {
+      password = (await readFile(file, 'utf8')).replace(/\r?\n$/, '');
+    } catch (e) {
+      problems.push(`rest.basic.auth.password.file: cannot read ${file}: ${(e as Error).message}`);
+    }
+  }
+  const user = c['rest.basic.auth.user'];
+  if (user !== '' && password === '') {
+    problems.push('rest.basic.auth.user is set but no password: set rest.basic.auth.password or rest.basic.auth.password.file');
+  }
+  if (user === '' && password !== '') problems.push('a basic auth password is set but no rest.basic.auth.user');
+  if (user.includes(':')) problems.push('rest.basic.auth.user must not contain ":" (HTTP basic authentication cannot carry it)');
+  if (problems.length > 0) throw new ConfigError('REST settings of the worker config', problems);
+  return {
+    host: listener.host,
+    port: listener.port,
+    advertisedHost: c['rest.advertised.host.name'],
+    advertisedPort: c['rest.advertised.port'],
+    maxBodyBytes: c['rest.request.max.bytes'],
+    requestTimeoutMs: c['rest.request.timeout.ms'],
+    basicAuth: user !== '' ? { user, password } : undefined,
+  };
+}
+
+function parseListener(listener: string, problems: string[]): { host: string; port: number } {
+  const match = /^([a-z][a-z0-9+.-]*):\/\/(\[[^\]]*\]|[^:/[\]]*)(?::(\d+))?\/?$/i.exec(listener);
+  const accepted =
+    'accepted: http://host:port, e.g. http://127.0.0.1:8083, http://[::1]:8083 or http://:8083 for every interface';
+  if (!match) {
+    problems.push(`listeners: "${listener}" is not a listener URL; ${accepted}`);
+    return { host: '', port: 0 };
+  }
+  const [, scheme = '', rawHost = '', port] = match;
+  if (scheme.toLowerCase() !== 'http') {
+    problems.push(`listeners: scheme "${scheme}" is not supported, only http (put a TLS-terminating proxy in front for https)`);
+  }
+  if (port === undefined) problems.push(`listeners: "${listener}" has no port; ${accepted}`);
+  const n = Number(port ?? 0);
+  if (n > 65_535) problems.push(`listeners: port ${n} is out of range 0..65535`);
+  const host = rawHost.startsWith('[') ? rawHost.slice(1, -1) : rawHost;
+  return { host: host === '' ? '0.0.0.0' : host, port: n };
+}
