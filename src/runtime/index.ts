@@ -4,6 +4,8 @@
  * @module
  */
 
+export { JsonLinesSender, type JsonLinesTarget } from '../embedded/json-lines-sender.js';
+export { type RestOptions, RestServer } from '../rest/index.js';
 export { FileOffsetStore } from '../storage/file-offset-store.js';
 export { MemoryOffsetStore } from '../storage/memory-offset-store.js';
 export { bytesConverter, type Converter, type ConverterName, jsonConverter, stringConverter } from './converters.js';
@@ -18,3 +20,12 @@ export type {
 export { type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
 export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';
 export type { TaskState, TaskStatus } from './task-status.js';
+export {
+  type ConnectorState,
+  type ConnectorStatus,
+  type CreateOptions,
+  type SenderContext,
+  type TargetState,
+  Worker,
+  type WorkerOptions,
+} from './worker.js';

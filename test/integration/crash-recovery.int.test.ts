@@ -37,6 +37,7 @@ async function setUp(bootstrap: string, total: number, rate: number) {
   await writeFile(
     join(dir, 'worker.properties'),
     [
+      'listeners=',
       `bootstrap.servers=${bootstrap}`,
       `offset.storage.topic=${offsets}`,
       'offset.storage.partitions=3',

@@ -36,7 +36,10 @@ describe('tributary standalone on the embedded default', () => {
   it('prints data and heartbeat records, stops on SIGTERM with a final flush, and resumes from it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
     const offsets = join(dir, 'offsets.json');
-    await writeFile(join(dir, 'worker.properties'), `offset.storage.file.filename=${offsets}\noffset.flush.interval.ms=600000\n`);
+    await writeFile(
+      join(dir, 'worker.properties'),
+      `listeners=\noffset.storage.file.filename=${offsets}\noffset.flush.interval.ms=600000\n`,
+    );
     await writeFile(
       join(dir, 'gen.properties'),
       [
@@ -91,7 +94,7 @@ describe('tributary standalone on the embedded default', () => {
 
   it('exits 1 with a clear message on a bad connector config', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
-    await writeFile(join(dir, 'w.properties'), `offset.storage.file.filename=${join(dir, 'o.json')}\n`);
+    await writeFile(join(dir, 'w.properties'), `listeners=\noffset.storage.file.filename=${join(dir, 'o.json')}\n`);
     await writeFile(join(dir, 'c.properties'), 'name=c\nconnector.class=./examples/datagen/src/index.ts\nrate=fast\n');
     const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')]);
     expect(await run.exited).toBe(1);

@@ -24,7 +24,8 @@ async function files(worker: Record<string, string>, connectors: Array<Record<st
     Object.entries(o)
       .map(([k, v]) => `${k}=${v}`)
       .join('\n');
-  await writeFile(join(dir, 'worker.properties'), props(worker));
+  // No REST listener: these tests need none, and a fixed port could be taken.
+  await writeFile(join(dir, 'worker.properties'), props({ listeners: '', ...worker }));
   const paths = await Promise.all(
     connectors.map(async (c, i) => {
       const p = join(dir, `c${i}.properties`);

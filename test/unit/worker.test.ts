@@ -48,14 +48,21 @@ const config = (extra: Record<string, string> = {}) => ({
 });
 
 const at = (seq: number, sequence = 0): OffsetEntry => ({ partition: { sequence, task: 0 }, offset: { seq } });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits (real time) until `check` holds: the worker runs on the system clock. */
+async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('Worker', () => {
   it('runs a connector to completion and keeps offsets after delete', async () => {
-    const { w, store } = worker();
+    const { w, store, sender } = worker();
     await w.start();
     await w.createConnector('gen', config());
-    await sleep(300);
+    await until(() => sender.sent.length === 5, 'five records');
     await w.deleteConnector('gen');
     expect(await store.read('gen')).toEqual([at(5)]);
   });
@@ -95,7 +102,7 @@ describe('Worker', () => {
     await w.putConnectorConfig('gen', config({ 'max.records': '2', 'tasks.max': '2' }));
     expect(w.connectorStatus('gen').connector.state).toBe('STOPPED');
     await w.resumeConnector('gen');
-    await sleep(200);
+    await until(() => sender.sent.length === 4, 'two records from each task');
     expect(w.connectorStatus('gen').tasks.map((t) => t.state)).toEqual(['RUNNING', 'RUNNING']);
     expect(sender.sent).toHaveLength(4);
     const stopping = w.stop();
@@ -111,12 +118,12 @@ describe('Worker', () => {
     const connector = GrowingConnector.last as GrowingConnector;
     connector.wanted = 2;
     connector.context.requestTaskReconfiguration();
-    await sleep(50);
+    await until(() => w.connectorStatus('grow').tasks.length === 2, 'two tasks');
     expect(w.connectorStatus('grow').tasks.map((t) => t.state)).toEqual(['RUNNING', 'RUNNING']);
     await w.pauseConnector('grow');
     connector.wanted = 5;
     connector.context.requestTaskReconfiguration();
-    await sleep(50);
+    await until(() => w.connectorStatus('grow').tasks.length === 3, 'three tasks');
     expect(w.connectorStatus('grow').tasks.map((t) => t.state)).toEqual(['PAUSED', 'PAUSED', 'PAUSED']);
     await w.stop();
   });
@@ -151,7 +158,7 @@ describe('Worker.createConnector with initial offsets (KIP-995)', () => {
     expect(w.connector('gen')?.state).toBe('STOPPED');
     expect(await store.read('gen')).toEqual([at(100)]);
     await w.resumeConnector('gen');
-    await sleep(300);
+    await until(() => sender.sent.length === 3, 'three records');
     await w.stop();
     expect(sender.sent.map((r) => JSON.parse(String(r.value)).seq)).toEqual([101, 102, 103]);
   });
@@ -264,12 +271,12 @@ describe('Worker.createConnector with initial offsets (KIP-995)', () => {
     const { w, store, sender } = worker();
     await w.start();
     await w.createConnector('gen', config({ partitions: '2', 'max.records': '4' }));
-    await sleep(300);
+    await until(() => sender.sent.length === 4, 'four records');
     await w.deleteConnector('gen');
     expect(await store.read('gen')).toEqual([at(2), at(2, 1)]);
 
     await w.createConnector('gen', config({ partitions: '2', 'max.records': '6' }));
-    await sleep(300);
+    await until(() => sender.sent.length === 6, 'two more records');
     await w.deleteConnector('gen');
     // A plain create resumed from the remnants: only records 5 and 6 were new.
     expect(sender.sent.slice(4).map((r) => JSON.parse(String(r.value)).seq)).toEqual([3, 3]);

@@ -37,7 +37,12 @@ describeKafka('file source on a real broker through the standalone worker', () =
         .join('\n');
     await writeFile(
       join(dir, 'worker.properties'),
-      props({ 'bootstrap.servers': bootstrap, 'offset.storage.file.filename': offsets, 'offset.flush.interval.ms': '500' }),
+      props({
+        listeners: '',
+        'bootstrap.servers': bootstrap,
+        'offset.storage.file.filename': offsets,
+        'offset.flush.interval.ms': '500',
+      }),
     );
     await writeFile(
       join(dir, 'files.properties'),
