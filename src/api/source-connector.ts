@@ -31,9 +31,7 @@ export interface OffsetChange<P, O> {
  * class CounterConnector extends SourceConnector<{ topic: string }, { topic: string }> {
  *   readonly config = defineConfig({ topic: { type: configTypes.string, description: 'Where to write.' } });
  *   readonly taskClass = CounterTask;
- *   private topic = '';
- *   start(config: { topic: string }) { this.topic = config.topic; }
- *   taskConfigs() { return [{ topic: this.topic }]; }
+ *   taskConfigs(_maxTasks: number, config: { topic: string }) { return [config]; }
  * }
  * ```
  */
@@ -50,8 +48,11 @@ export abstract class SourceConnector<C = any, TC = any, P = any, O = any> {
   /** Called with the decoded config before `taskConfigs`. Default: nothing. */
   start(_config: C, _context: ConnectorContext): void | Promise<void> {}
 
-  /** At most `maxTasks` task configs (from `tasks.max`); one task runs per entry. */
-  abstract taskConfigs(maxTasks: number): TC[] | Promise<TC[]>;
+  /**
+   * At most `maxTasks` task configs (from `tasks.max`); one task runs per entry. Gets the
+   * decoded config too, so most connectors need no `start` of their own.
+   */
+  abstract taskConfigs(maxTasks: number, config: C): TC[] | Promise<TC[]>;
 
   /** Called when the connector stops. Default: nothing. */
   stop(): void | Promise<void> {}

@@ -366,7 +366,7 @@ export class ConnectorRunner {
         },
       });
       this.instance = instance;
-      return (await instance.taskConfigs(this.spec.tasksMax)).slice(0, this.spec.tasksMax);
+      return (await instance.taskConfigs(this.spec.tasksMax, this.spec.parsed)).slice(0, this.spec.tasksMax);
     } catch (e) {
       this.instance = undefined;
       await Promise.resolve(instance.stop()).catch(() => {});
@@ -380,7 +380,7 @@ export class ConnectorRunner {
     if (this.closed || this.instance !== instance || this.target === 'STOPPED' || this.state === 'FAILED') return;
     let configs: unknown[];
     try {
-      configs = (await instance.taskConfigs(this.spec.tasksMax)).slice(0, this.spec.tasksMax);
+      configs = (await instance.taskConfigs(this.spec.tasksMax, this.spec.parsed)).slice(0, this.spec.tasksMax);
     } catch (e) {
       await this.shutdownAll();
       this.markFailed(toTributaryError(e, 'CONNECTOR_FAILED', `taskConfigs() of connector '${this.name}' failed`));

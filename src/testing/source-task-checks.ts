@@ -212,7 +212,7 @@ function resolveContract<P, O, C>(
     if (!parsed.ok)
       throw new Error(`${where}: config.valid does not decode: ${parsed.problems.map((p) => p.message).join('; ')}`);
     await connector.start(parsed.value, { name: CONTRACT_CONNECTOR, logger: silentLogger, requestTaskReconfiguration: () => {} });
-    const [first] = await connector.taskConfigs(1);
+    const [first] = await connector.taskConfigs(1, parsed.value);
     await connector.stop();
     if (first === undefined) throw new Error(`${where}: the connector made no task config of config.valid`);
     return first as C;
@@ -315,7 +315,7 @@ async function checkTaskConfigs<P, O, C>(contract: Contract<P, O, C>): Promise<v
   await connector.start(parsed.value, { name: CONTRACT_CONNECTOR, logger: silentLogger, requestTaskReconfiguration: () => {} });
   try {
     for (const maxTasks of [1, 3]) {
-      const taskConfigs = await connector.taskConfigs(maxTasks);
+      const taskConfigs = await connector.taskConfigs(maxTasks, parsed.value);
       vitestApi()
         .expect(taskConfigs.length, `taskConfigs(${maxTasks}) must give 1 to ${maxTasks} task configs`)
         .toBeGreaterThanOrEqual(1);

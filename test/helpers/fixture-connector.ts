@@ -59,11 +59,7 @@ export class FixtureTask extends SourceTask<P, O, Config> {
 export class FixtureConnector extends SourceConnector<Config, Config> {
   readonly config = config;
   readonly taskClass = FixtureTask;
-  private settings!: Config;
-  override start(c: Config): void {
-    this.settings = c;
-  }
-  taskConfigs(): Config[] {
-    return [this.settings];
+  taskConfigs(_maxTasks: number, c: Config): Config[] {
+    return [c];
   }
 }

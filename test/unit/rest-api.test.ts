@@ -58,13 +58,10 @@ class LineConnector extends SourceConnector<LineConfig, LineConfig, P, O> {
   readonly config = lineConfig;
   readonly taskClass = LineTask;
   override readonly version = '2.0.0';
-  private settings!: LineConfig;
   override start(settings: LineConfig): void {
     if (settings['fail.start']) throw new Error(`cannot reach the database with password ${settings['db.password']}`);
-    this.settings = settings;
   }
-  taskConfigs(): LineConfig[] {
-    const s = this.settings;
+  taskConfigs(_maxTasks: number, s: LineConfig): LineConfig[] {
     return [{ ...s, 'db.url': `${s['db.url']}?password=${s['db.password']}` }];
   }
   override alterOffsets(_config: LineConfig, offsets: ReadonlyArray<OffsetChange<P, O>>): boolean {

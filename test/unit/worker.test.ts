@@ -12,14 +12,12 @@ class GrowingConnector extends DatagenConnector {
   static last: GrowingConnector | undefined;
   wanted = 1;
   context!: ConnectorContext;
-  // DatagenConnector declares start(settings) only; the runtime passes the context as well.
-  override start(settings: DatagenConfig, context?: ConnectorContext): void {
-    super.start(settings);
-    this.context = context as ConnectorContext;
+  override start(_settings: DatagenConfig, context: ConnectorContext): void {
+    this.context = context;
     GrowingConnector.last = this;
   }
-  override taskConfigs(maxTasks: number) {
-    return super.taskConfigs(Math.min(maxTasks, this.wanted));
+  override taskConfigs(maxTasks: number, settings: DatagenConfig) {
+    return super.taskConfigs(Math.min(maxTasks, this.wanted), settings);
   }
 }
 

@@ -126,13 +126,8 @@ export class DatagenConnector extends SourceConnector<DatagenConfig, DatagenTask
   readonly config = config;
   readonly taskClass = DatagenTask;
   override readonly version = '0.1.0';
-  private settings!: DatagenConfig;
 
-  override start(settings: DatagenConfig): void {
-    this.settings = settings;
-  }
-
-  taskConfigs(maxTasks: number): DatagenTaskConfig[] {
-    return Array.from({ length: maxTasks }, (_, task) => ({ ...this.settings, task }));
+  taskConfigs(maxTasks: number, config: DatagenConfig): DatagenTaskConfig[] {
+    return Array.from({ length: maxTasks }, (_, task) => ({ ...config, task }));
   }
 }

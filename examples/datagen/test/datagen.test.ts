@@ -61,8 +61,8 @@ describe('datagen', () => {
     const connector = new DatagenConnector();
     const parsed = connector.config.parse({ topic: 't', partitions: '3' });
     expect(parsed.ok).toBe(true);
-    if (parsed.ok) connector.start(parsed.value);
-    expect(connector.taskConfigs(3).map((c) => c.task)).toEqual([0, 1, 2]);
+    if (!parsed.ok) throw new Error('should parse');
+    expect(connector.taskConfigs(3, parsed.value).map((c) => c.task)).toEqual([0, 1, 2]);
     const bad = connector.config.parse({ rate: '-1' });
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.problems.map((p) => p.key).sort()).toEqual(['rate', 'topic']);

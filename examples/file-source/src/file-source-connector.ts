@@ -10,18 +10,13 @@ export class FileSourceConnector extends SourceConnector<FileSourceConfig, FileS
   readonly config = fileSourceConfig;
   readonly taskClass = FileSourceTask;
   override readonly version = '0.1.0';
-  private settings!: FileSourceConfig;
-
-  override start(settings: FileSourceConfig): void {
-    this.settings = settings;
-  }
 
   /** One task per file, up to `maxTasks`; files are dealt out in turn. */
-  taskConfigs(maxTasks: number): FileSourceConfig[] {
-    const { files } = this.settings;
+  taskConfigs(maxTasks: number, settings: FileSourceConfig): FileSourceConfig[] {
+    const { files } = settings;
     const tasks = Math.min(maxTasks, files.length);
     return Array.from({ length: tasks }, (_, task) => ({
-      ...this.settings,
+      ...settings,
       files: files.filter((_, i) => i % tasks === task),
     }));
   }

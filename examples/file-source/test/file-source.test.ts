@@ -237,9 +237,8 @@ describe('file source config', () => {
     const connector = new FileSourceConnector();
     const parsed = fileSourceConfig.parse({ files: 'a,b,c', topic: 't', 'batch.size': '10' });
     if (!parsed.ok) throw new Error('should parse');
-    connector.start(parsed.value);
-    expect(connector.taskConfigs(2).map((c) => c.files)).toEqual([['a', 'c'], ['b']]);
-    expect(connector.taskConfigs(5)).toHaveLength(3);
+    expect(connector.taskConfigs(2, parsed.value).map((c) => c.files)).toEqual([['a', 'c'], ['b']]);
+    expect(connector.taskConfigs(5, parsed.value)).toHaveLength(3);
     const messages = (raw: Record<string, unknown>) => {
       const r = fileSourceConfig.parse(raw);
       return r.ok ? [] : r.problems.map((p) => p.message);

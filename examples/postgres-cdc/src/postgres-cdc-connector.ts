@@ -21,15 +21,13 @@ export class PostgresCdcConnector extends SourceConnector<PostgresCdcConfig, Pos
   readonly config = postgresCdcConfig;
   readonly taskClass = PostgresCdcTask;
   override readonly version = '0.1.0';
-  private settings!: PostgresCdcConfig;
 
   override start(config: PostgresCdcConfig): void {
     parseTables(config.tables);
-    this.settings = config;
   }
 
   /** Always one task, whatever `tasks.max` says: a slot is read by one connection. */
-  taskConfigs(): PostgresCdcConfig[] {
-    return [this.settings];
+  taskConfigs(_maxTasks: number, config: PostgresCdcConfig): PostgresCdcConfig[] {
+    return [config];
   }
 }

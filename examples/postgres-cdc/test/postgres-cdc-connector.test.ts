@@ -57,6 +57,6 @@ describe('PostgresCdcConnector', () => {
     const parsed = connector.config.parse({ tables: 'orders', 'topic.prefix': 'shop' });
     if (!parsed.ok) throw new Error('config should parse');
     connector.start(parsed.value);
-    expect(connector.taskConfigs()).toHaveLength(1);
+    expect(connector.taskConfigs(4, parsed.value)).toHaveLength(1);
   });
 });

@@ -7,13 +7,8 @@ export class ItemsConnector extends SourceConnector<ItemsConfig, ItemsConfig, It
   readonly config = itemsConfig;
   readonly taskClass = ItemsTask;
   override readonly version = '0.1.0';
-  private settings!: ItemsConfig;
 
-  override start(settings: ItemsConfig): void {
-    this.settings = settings;
-  }
-
-  taskConfigs(): ItemsConfig[] {
-    return [this.settings];
+  taskConfigs(_maxTasks: number, config: ItemsConfig): ItemsConfig[] {
+    return [config];
   }
 }

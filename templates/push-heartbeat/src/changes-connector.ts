@@ -7,13 +7,8 @@ export class ChangesConnector extends SourceConnector<ChangesConfig, ChangesConf
   readonly config = changesConfig;
   readonly taskClass = ChangesTask;
   override readonly version = '0.1.0';
-  private settings!: ChangesConfig;
 
-  override start(settings: ChangesConfig): void {
-    this.settings = settings;
-  }
-
-  taskConfigs(): ChangesConfig[] {
-    return [this.settings];
+  taskConfigs(_maxTasks: number, config: ChangesConfig): ChangesConfig[] {
+    return [config];
   }
 }

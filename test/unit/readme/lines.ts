@@ -38,11 +38,7 @@ export class LinesConnector extends SourceConnector<TaskConfig, TaskConfig> {
     topic: { type: configTypes.string, description: 'Topic to write.' },
   });
   readonly taskClass = LinesTask;
-  private settings!: TaskConfig;
-  override start(config: TaskConfig) {
-    this.settings = config;
-  }
-  taskConfigs() {
-    return [this.settings];
+  taskConfigs(_maxTasks: number, config: TaskConfig) {
+    return [config];
   }
 }
