@@ -64,7 +64,12 @@ export interface OffsetStore {
   start(): Promise<void>;
   /** Every partition with a non-null offset for this connector, as last written (reads to the end first where that applies). */
   read(connector: string): Promise<OffsetEntry[]>;
-  /** Writes the entries atomically as far as the medium allows; resolves when durable. A null offset removes the partition. */
+  /**
+   * Writes the entries atomically as far as the medium allows; resolves when durable. A null
+   * offset removes the partition. Writes must take effect in call order, even when an earlier
+   * one is still running or its caller stopped waiting for it: a late write must never
+   * overwrite a newer one.
+   */
   write(connector: string, entries: readonly OffsetEntry[]): Promise<void>;
   /** Connector names that have at least one offset stored. */
   connectors(): Promise<string[]>;

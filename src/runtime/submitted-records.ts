@@ -1,6 +1,8 @@
 /** One record handed to the sender, waiting for its acknowledgement. */
 export interface SubmittedRecord<O> {
   acked: boolean;
+  /** True once the record stopped counting as in flight (acknowledged, or failed for good). */
+  settled: boolean;
   readonly offset: O;
 }
 
@@ -27,29 +29,56 @@ export interface Committable<P, O> {
 export class SubmittedRecords<P, O> {
   private readonly queues = new Map<string, PartitionQueue<P, O>>();
   private unacked = 0;
+  private submits = 0;
+  /** The number of the last {@link submit} per partition key (kept after its queue drains). */
+  private readonly lastSubmits = new Map<string, number>();
 
-  /** Records submitted and neither acknowledged nor removed. */
+  /** Records submitted and neither acknowledged nor failed. */
   get inFlight(): number {
     return this.unacked;
   }
 
+  /** How many records were submitted so far: a mark to compare {@link lastSubmit} with. */
+  get submitCount(): number {
+    return this.submits;
+  }
+
+  /** The {@link submitCount} just after the last record of this partition was submitted; 0 if none. */
+  lastSubmit(key: string): number {
+    return this.lastSubmits.get(key) ?? 0;
+  }
+
   /** Adds a record at the end of its partition's queue; call {@link ack} when Kafka acknowledged it. */
   submit(key: string, partition: P, offset: O): SubmittedRecord<O> {
-    const record: SubmittedRecord<O> = { acked: false, offset };
+    const record: SubmittedRecord<O> = { acked: false, settled: false, offset };
     this.queueFor(key, partition).records.push(record);
     this.unacked++;
+    this.lastSubmits.set(key, ++this.submits);
     return record;
   }
 
   /** Adds an offset that counts as acknowledged, behind every record already submitted for the partition. */
   submitAcked(key: string, partition: P, offset: O): void {
-    this.queueFor(key, partition).records.push({ acked: true, offset });
+    this.queueFor(key, partition).records.push({ acked: true, settled: true, offset });
   }
 
   /** Marks a record acknowledged. Acknowledging twice is a no-op. */
   ack(record: SubmittedRecord<O>): void {
     if (record.acked) return;
     record.acked = true;
+    if (!record.settled) {
+      record.settled = true;
+      this.unacked--;
+    }
+  }
+
+  /**
+   * A record the sender gave up on: it no longer counts as in flight (nothing will come for
+   * it), but it stays unacknowledged, so its partition commits nothing past it.
+   */
+  fail(record: SubmittedRecord<O>): void {
+    if (record.settled) return;
+    record.settled = true;
     this.unacked--;
   }
 

@@ -41,6 +41,11 @@ export interface TaskRunnerOptions<P, O, C> {
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
 
+interface EncodedPartition {
+  readonly key: string;
+  readonly encoded: JsonObject;
+}
+
 /**
  * Runs one source task: poll rounds merged with heartbeats, routing and conversion, sending,
  * per-partition acknowledgement tracking, periodic offset flushes and the task's lifecycle.
@@ -61,9 +66,10 @@ export class TaskRunner<P, O, C> {
   private readonly listener: TaskListener;
   private readonly id: string;
 
-  private readonly submitted = new SubmittedRecords<P, O>();
-  private pending = new Map<string, Committable<P, O>>();
-  private readonly partitionKeys = new WeakMap<object, string>();
+  /** Partitions and offsets are kept encoded: a snapshot taken when the record was handed over. */
+  private readonly submitted = new SubmittedRecords<JsonObject, JsonObject>();
+  private pending = new Map<string, Committable<JsonObject, JsonObject>>();
+  private readonly partitions = new WeakMap<object, EncodedPartition>();
   private flushing: Promise<boolean> | undefined;
   private storeWrite: Promise<unknown> | undefined;
 
@@ -177,7 +183,7 @@ export class TaskRunner<P, O, C> {
     };
     const offsets: OffsetReader<P, O> = {
       offset: async (partition) => {
-        const entry = stored.get(this.partitionKey(partition));
+        const entry = stored.get(this.encodePartition(partition).key);
         return entry ? decode(entry) : undefined;
       },
       offsets: async () =>
@@ -288,11 +294,8 @@ export class TaskRunner<P, O, C> {
         heartbeat,
         source: record,
       };
-      const handle = this.submitted.submit(
-        this.partitionKey(record.sourcePartition),
-        record.sourcePartition,
-        record.sourceOffset,
-      );
+      const part = this.encodePartition(record.sourcePartition);
+      const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
       this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
     } catch (e) {
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
@@ -305,13 +308,16 @@ export class TaskRunner<P, O, C> {
   }
 
   private onSent(
-    handle: SubmittedRecord<O>,
+    handle: SubmittedRecord<JsonObject>,
     out: OutgoingRecord,
     error: Error | undefined,
     metadata: RecordMetadata | undefined,
   ): void {
     if (error || !metadata) {
+      // Nothing more will come for it, but its partition must not commit past it.
+      this.submitted.fail(handle);
       this.fail(toTributaryError(error ?? new Error('no metadata'), 'SEND_FAILED', `Sending to topic '${out.topic}' failed`));
+      if (this.wakeDrained && this.submitted.inFlight === 0) this.wakeDrained();
       return;
     }
     this.submitted.ack(handle);
@@ -326,14 +332,40 @@ export class TaskRunner<P, O, C> {
     if (this.wakeDrained && inFlight === 0) this.wakeDrained();
   }
 
-  private partitionKey(partition: P): string {
-    if (typeof partition !== 'object' || partition === null) return canonicalJson(this.task.offsets.encodePartition(partition));
-    let key = this.partitionKeys.get(partition);
-    if (key === undefined) {
-      key = canonicalJson(this.task.offsets.encodePartition(partition));
-      this.partitionKeys.set(partition, key);
+  /** The stored form of a partition and its canonical key, cached per partition object. */
+  private encodePartition(partition: P): EncodedPartition {
+    const cacheable = typeof partition === 'object' && partition !== null;
+    let found = cacheable ? this.partitions.get(partition) : undefined;
+    if (found === undefined) {
+      const encoded = this.task.offsets.encodePartition(partition);
+      found = { key: canonicalJson(encoded), encoded };
+      if (cacheable) this.partitions.set(partition, found);
     }
-    return key;
+    return found;
+  }
+
+  /**
+   * The stored form of an offset, taken now: a task that later changes the object it passed
+   * cannot move a committed offset, and an offset that cannot be encoded fails its record.
+   */
+  private encodeOffset(offset: O): JsonObject {
+    return this.task.offsets.encodeOffset(offset);
+  }
+
+  /** Offsets as the task's types, for its hooks; an offset its own codec cannot read back is a codec bug. */
+  private decodeAll(entries: Iterable<Committable<JsonObject, JsonObject>>): Array<OffsetUpdate<P, O>> {
+    const codec = this.task.offsets;
+    return [...entries].map((e) => {
+      const p = codec.decodePartition(e.partition);
+      const o = codec.decodeOffset(e.offset);
+      if (!p.ok || !o.ok) {
+        throw new OffsetDecodeError(this.options.connector, e.partition, [
+          ...(p.ok ? [] : p.problems),
+          ...(o.ok ? [] : o.problems),
+        ]);
+      }
+      return { partition: p.value, offset: o.value };
+    });
   }
 
   private wake(): void {
@@ -361,41 +393,16 @@ export class TaskRunner<P, O, C> {
 
   private async flushOnce(): Promise<boolean> {
     this.takeCommittable();
-    if (this.task.updateOffsets) {
-      try {
-        const current: OffsetUpdate<P, O>[] = [...this.pending.values()];
-        const fresher = await this.task.updateOffsets(current);
-        for (const update of fresher ?? []) {
-          this.submitted.submitAcked(this.partitionKey(update.partition), update.partition, update.offset);
-        }
-        this.takeCommittable();
-      } catch (e) {
-        this.log.warn({ event: 'task.updateOffsets.failed', err: e }, 'updateOffsets() threw; flushing without its offsets');
-      }
-    }
-    if (this.storeWrite) {
-      // An earlier write timed out and is still running: a newer write must not overtake it.
-      this.log.warn({ event: 'offsets.flush.skipped' }, 'previous offset write still running; flush skipped');
-      return false;
-    }
+    if (this.task.updateOffsets) await this.applyOffsetUpdates();
     if (this.pending.size === 0) {
       await this.commitHook([]);
       return true;
     }
     const toFlush = this.pending;
     this.pending = new Map();
-    let entries: OffsetEntry[];
-    try {
-      const codec = this.task.offsets;
-      entries = [...toFlush.values()].map((e) => ({
-        partition: codec.encodePartition(e.partition),
-        offset: codec.encodeOffset(e.offset),
-      }));
-    } catch (e) {
-      this.restore(toFlush);
-      this.flushFailed(toTributaryError(e, 'OFFSET_FLUSH_FAILED', 'An offset could not be encoded'));
-      return false;
-    }
+    const entries: OffsetEntry[] = [...toFlush.values()].map((e) => ({ partition: e.partition, offset: e.offset }));
+    // Stores apply writes in call order (see OffsetStore), so a write that timed out here and
+    // lands later cannot overwrite a newer one.
     const write = this.store.write(this.options.connector, entries);
     this.storeWrite = write;
     write.then(
@@ -424,8 +431,52 @@ export class TaskRunner<P, O, C> {
       'offsets committed',
     );
     this.listener.offsetsFlushed?.(entries);
-    await this.commitHook([...toFlush.values()]);
+    await this.commitHook(toFlush.values());
     return true;
+  }
+
+  /**
+   * KIP-910: asks the task for fresher offsets and queues them as acknowledged behind the
+   * records already submitted for their partitions. An update for a partition that got a new
+   * record while the hook ran is dropped (the task is asked again at the next flush): it was
+   * computed without that record and could move the offset backwards.
+   */
+  private async applyOffsetUpdates(): Promise<void> {
+    const mark = this.submitted.submitCount;
+    let fresher: ReadonlyArray<OffsetUpdate<P, O>> | undefined;
+    try {
+      const current = this.decodeAll(this.pending.values());
+      const outcome = await withTimeout(
+        this.clock,
+        Promise.resolve(this.task.updateOffsets?.(current)),
+        this.settings.flushTimeoutMs,
+      );
+      if (!outcome.ok) {
+        if (outcome.timedOut)
+          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
+        throw outcome.error;
+      }
+      fresher = outcome.value ?? undefined;
+    } catch (e) {
+      this.log.warn(
+        { event: 'task.updateOffsets.failed', err: e },
+        `updateOffsets() failed; flushing without its offsets: ${(e as Error).message}`,
+      );
+      return;
+    }
+    for (const update of fresher ?? []) {
+      try {
+        const part = this.encodePartition(update.partition);
+        if (this.submitted.lastSubmit(part.key) > mark) continue;
+        this.submitted.submitAcked(part.key, part.encoded, this.encodeOffset(update.offset));
+      } catch (e) {
+        this.log.warn(
+          { event: 'task.updateOffsets.invalid', err: e },
+          'updateOffsets() returned an offset that cannot be encoded; ignored',
+        );
+      }
+    }
+    this.takeCommittable();
   }
 
   private writeSettled(write: Promise<unknown>): void {
@@ -433,7 +484,7 @@ export class TaskRunner<P, O, C> {
   }
 
   /** Puts offsets that failed to flush back under any newer ones. */
-  private restore(toFlush: Map<string, Committable<P, O>>): void {
+  private restore(toFlush: Map<string, Committable<JsonObject, JsonObject>>): void {
     for (const [key, entry] of toFlush) if (!this.pending.has(key)) this.pending.set(key, entry);
   }
 
@@ -442,11 +493,21 @@ export class TaskRunner<P, O, C> {
     this.listener.flushFailed?.(error);
   }
 
-  private async commitHook(committed: ReadonlyArray<OffsetUpdate<P, O>>): Promise<void> {
+  /** Runs the task's commit() with what the flush made durable; bounded, so a hung hook cannot stop later flushes. */
+  private async commitHook(committed: Iterable<Committable<JsonObject, JsonObject>>): Promise<void> {
     try {
-      await this.task.commit(committed);
+      const outcome = await withTimeout(
+        this.clock,
+        Promise.resolve(this.task.commit(this.decodeAll(committed))),
+        this.settings.flushTimeoutMs,
+      );
+      if (!outcome.ok) {
+        if (outcome.timedOut)
+          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
+        throw outcome.error;
+      }
     } catch (e) {
-      this.log.warn({ event: 'task.commit.failed', err: e }, 'commit() threw; ignored');
+      this.log.warn({ event: 'task.commit.failed', err: e }, `commit() failed; ignored: ${(e as Error).message}`);
     }
     this.listener.committed?.();
   }
@@ -475,13 +536,20 @@ export class TaskRunner<P, O, C> {
     this.round?.unsubscribe();
     await this.awaitInFlight(timeout);
     this.flushTimer?.unsubscribe();
-    if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, this.settings.flushTimeoutMs);
+    // A write that timed out may still land: give it the grace period before the final flush.
+    if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, timeout);
     if (this.taskStarted) await this.flushNow();
     if (this.startAttempted) {
-      try {
-        await this.task.stop();
-      } catch (e) {
-        this.log.warn({ event: 'task.stop.failed', err: e }, 'stop() threw; ignored');
+      const stopped = await withTimeout(
+        this.clock,
+        Promise.resolve().then(() => this.task.stop()),
+        timeout,
+      );
+      if (!stopped.ok) {
+        this.log.warn(
+          { event: 'task.stop.failed', err: stopped.error },
+          stopped.timedOut ? `stop() did not return within ${timeout} ms; not waited for` : 'stop() threw; ignored',
+        );
       }
     }
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });

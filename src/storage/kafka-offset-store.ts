@@ -55,8 +55,8 @@ type StoredOffset =
  *   JSON object makes `read()` of that connector fail with `OFFSET_STORE_CORRUPT` until a
  *   later record replaces it.
  * - Writing: all entries of one `write()` go in one `sendBatch` with acks=all; it resolves once
- *   the broker has acknowledged them. One request in flight, no idempotence (as Connect's
- *   offsets producer), so writes of one store land in call order.
+ *   the broker has acknowledged them. Writes are queued and sent one at a time, no
+ *   idempotence (as Connect's offsets producer), so writes of one store land in call order.
  *
  * Numbers are JavaScript numbers: integers beyond 2^53 (Java longs) lose precision on reading.
  */
@@ -66,6 +66,7 @@ export class KafkaOffsetStore implements OffsetStore {
   private readonly options: KafkaOffsetStoreOptions;
   private readonly logger: OffsetStoreLogger;
   private readonly readTimeoutMs: number;
+  private writes: Promise<void> = Promise.resolve();
   private readonly ownsAdmin: boolean;
   private admin: TopicAdmin | undefined;
   private reader: TopicReader | undefined;
@@ -138,7 +139,15 @@ export class KafkaOffsetStore implements OffsetStore {
     return entries;
   }
 
-  async write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
+  write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
+    // One write at a time, in call order: concurrent sendBatch calls are not put on the wire in
+    // call order by kafkajs, and a late write must never overwrite a newer one (OffsetStore).
+    const next = this.writes.then(() => this.send(connector, entries));
+    this.writes = next.catch(() => {});
+    return next;
+  }
+
+  private async send(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
     const producer = this.producer;
     if (!this.started || producer === undefined) throw new Error('KafkaOffsetStore is not started');
     if (entries.length === 0) return;

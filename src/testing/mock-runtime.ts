@@ -243,14 +243,36 @@ export class MockRuntime<P, O, C> {
 
   /** Stops the task gracefully (final flush, then its `stop()`), letting virtual time pass for the shutdown timeouts. */
   async stop(): Promise<void> {
-    const done = this.runner.stop();
+    // Shutdown waits on virtual timers (grace periods): move time until it completes.
+    await this.drive(this.runner.stop(), 'stop()');
+  }
+
+  /**
+   * Waits for `work`, moving virtual time from timer to timer while it is pending (a task's
+   * start may sleep before a retry; a stop waits out grace periods). Rejects after
+   * `realTimeoutMs` of real time, as a task waiting for something that never comes would hang.
+   */
+  private async drive<T>(work: Promise<T>, what: string, realTimeoutMs = 30_000): Promise<T> {
     let finished = false;
-    void done.then(() => {
-      finished = true;
-    });
-    // Shutdown waits on virtual timers (grace periods); move time until it completes.
-    for (let i = 0; i < 1000 && !finished; i++) await this.clock.advanceBy(100);
-    await done;
+    const settled = work.then(
+      () => {
+        finished = true;
+      },
+      () => {
+        finished = true;
+      },
+    );
+    const deadline = Date.now() + realTimeoutMs;
+    await this.clock.settle();
+    while (!finished) {
+      if (Date.now() > deadline) {
+        throw new Error(`MockRuntime: ${what} of the task did not finish within ${realTimeoutMs} ms of real time`);
+      }
+      const next = this.clock.nextTimerAt;
+      if (next !== undefined) await this.clock.advanceTo(next);
+      else await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 10))]);
+    }
+    return work;
   }
 
   /**
@@ -302,7 +324,8 @@ export class MockRuntime<P, O, C> {
       },
     });
     this.runner.state$.subscribe((s) => this.states.push(s));
-    await this.runner.start();
+    // A task's start may wait on the virtual clock (a back-off before a retry).
+    await this.drive(this.runner.start(), 'start()');
     await this.clock.settle();
   }
 

@@ -73,6 +73,11 @@ export class VirtualClock implements Clock {
     return new Promise((resolve) => this.scheduler.schedule(() => resolve(), ms));
   }
 
+  /** When the next timer fires (ms since the epoch), or undefined when none is waiting. */
+  get nextTimerAt(): number | undefined {
+    return this.queue[0]?.due;
+  }
+
   /** Timers waiting to fire. */
   get pendingTimers(): number {
     return this.queue.length;

@@ -1,4 +1,4 @@
-import { Observable, of } from 'rxjs';
+import { defer, Observable, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { HeartbeatRecord } from '../../src/api/source-record.js';
 import { DEFAULT_HEARTBEAT_TOPIC } from '../../src/runtime/task-settings.js';
@@ -143,6 +143,31 @@ describe('offset-only updates (updateOffsets)', () => {
     await run.advanceBy('1s');
     expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 10 });
     expect(run.heartbeats).toHaveLength(0);
+    await run.stop();
+  });
+
+  it('drops an update for a partition that got a record while the hook ran, so the offset never moves back', async () => {
+    const task = new ScriptedTask();
+    let t0: number | undefined;
+    let sent = false;
+    task.poll = () =>
+      defer(() => {
+        t0 ??= task.context.clock.now();
+        const now = task.context.clock.now() - t0;
+        if (now < 1100 || sent) return of();
+        sent = true;
+        return of(record('a', 10));
+      });
+    task.updateOffsets = async () => {
+      await task.context.clock.sleep(300);
+      return [{ partition: { stream: 'a' }, offset: { n: 5 } }];
+    };
+    const run = await MockRuntime.start(() => task, { config: {}, workerConfig: { 'offset.flush.interval.ms': 1000 } });
+    await run.advanceBy('1500ms');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 10 });
+    task.updateOffsets = () => undefined;
+    await run.advanceBy('1s');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 10 });
     await run.stop();
   });
 

@@ -1,7 +1,7 @@
 import { defer, from, NEVER, Observable, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
-import { CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
+import { type CounterConfig, CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
 
 const FLUSH = { 'offset.flush.interval.ms': 1000 };
 
@@ -210,31 +210,91 @@ describe('offset flush', () => {
     await run.stop();
   });
 
-  it('bounds a flush by offset.flush.timeout.ms, runs one at a time, and retries later', async () => {
+  it('bounds a flush by offset.flush.timeout.ms and writes the kept offsets again at the next one', async () => {
     const run = await MockRuntime.start(CounterTask, {
       config: { topic: 't', limit: 3 },
       workerConfig: { 'offset.flush.interval.ms': 1000, 'offset.flush.timeout.ms': 300 },
     });
     const write = run.store.write.bind(run.store);
     let calls = 0;
-    let releaseFirst: () => void = () => {};
     run.store.write = (c, e) => {
       calls++;
-      if (calls === 1) return new Promise<void>((resolve) => (releaseFirst = resolve));
+      if (calls === 1) return new Promise<void>(() => {});
       return write(c, e);
     };
     await run.advanceBy('1300ms');
     expect(calls).toBe(1);
     expect(run.commits).toBe(0);
-    // The timed-out write is still running: the next flush must not overtake it.
-    await run.advanceBy('1s');
-    expect(calls).toBe(1);
-    releaseFirst();
+    expect(await run.committedOffset({ stream: 'a' })).toBeUndefined();
+    // The store applies writes in call order, so the next flush may write while the first hangs.
     await run.advanceBy('1s');
     expect(calls).toBe(2);
     expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 3 });
     expect(run.commits).toBe(1);
     await run.stop();
+  });
+
+  it('does not let a commit() that never returns stop later flushes or the task', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 3 },
+      workerConfig: { 'offset.flush.interval.ms': 1000, 'offset.flush.timeout.ms': 300 },
+    });
+    const task = run.task as CounterTask;
+    task.commit = () => new Promise<void>(() => {});
+    await run.advanceBy('5s');
+    expect(run.flushes.length).toBeGreaterThanOrEqual(1);
+    expect(run.commits).toBeGreaterThanOrEqual(4);
+    await run.stop();
+    expect(run.status.state).toBe('STOPPED');
+  });
+
+  it('commits the offset a record had when it was handed over, even if the task changes the object later', async () => {
+    const task = new ScriptedTask();
+    const position = { n: 0 };
+    task.rounds = [
+      () =>
+        new Observable<ReturnType<typeof record>>((sub) => {
+          // One position object, moved on after each record is emitted.
+          for (let i = 0; i < 5; i++) {
+            position.n++;
+            sub.next({ sourcePartition: { stream: 'a' }, sourceOffset: position, topic: 'data', value: i });
+          }
+          sub.complete();
+        }),
+    ];
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      holdAcks: (r) => r.value === 2,
+    });
+    await run.advanceBy('100ms');
+    position.n = 99;
+    await run.flush();
+    // Records 0 and 1 are acknowledged; record 2 is not: the committed offset is record 1's.
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 2 });
+    await run.stop();
+  });
+
+  it('fails a record whose offset cannot be encoded instead of blocking every later flush', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of(record('b', 1), { ...record('a', 1), sourceOffset: 7 as unknown as { n: number } })];
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('100ms');
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('must encode to a JSON object');
+    await run.stop();
+    expect(await run.committedOffset({ stream: 'b' })).toEqual({ n: 1 });
+  });
+
+  it('flushes a failed task at once, without waiting out the grace period for the failed record', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 5 },
+      workerConfig: { 'task.shutdown.graceful.timeout.ms': 30_000 },
+      failAcks: (r) => r.sourceOffset.n === 4,
+    });
+    const failedAt = run.clock.now();
+    await run.advanceBy('100ms');
+    expect(run.status.state).toBe('FAILED');
+    expect(run.flushes).toEqual([[{ partition: { stream: 'a' }, offset: { n: 3 } }]]);
+    expect(run.clock.now() - failedAt).toBeLessThan(1000);
   });
 });
 
@@ -410,5 +470,27 @@ describe('advanceUntil', () => {
       'advanceUntil: never did not hold within 50 ms of real time',
     );
     await run.stop();
+  });
+});
+
+describe('mock runtime', () => {
+  it('runs a start() that waits on the virtual clock, and a stop() with a long grace period', async () => {
+    class SlowStart extends CounterTask {
+      override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+        await context.clock.sleep(5_000);
+        await super.start(config, context);
+      }
+    }
+    const run = await MockRuntime.start(SlowStart, {
+      config: { topic: 't', limit: 2 },
+      workerConfig: { 'task.shutdown.graceful.timeout.ms': 600_000 },
+      holdAcks: (r) => r.sourceOffset.n === 2,
+    });
+    expect(run.status.state).toBe('RUNNING');
+    await run.advanceBy('1s');
+    // Record 2 is never acknowledged: stop waits out the 10-minute grace period in virtual time.
+    await run.stop();
+    expect(run.status.state).toBe('STOPPED');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 1 });
   });
 });
