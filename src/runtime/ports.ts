@@ -71,6 +71,12 @@ export interface OffsetStore {
    * overwrite a newer one.
    */
   write(connector: string, entries: readonly OffsetEntry[]): Promise<void>;
+  /**
+   * Every partition stored for this connector, also those whose stored value cannot be used
+   * (which {@link read} refuses), so that a reset can remove them. Stores that cannot hold
+   * such values need not implement it.
+   */
+  partitions?(connector: string): Promise<JsonObject[]>;
   /** Connector names that have at least one offset stored. */
   connectors(): Promise<string[]>;
   stop(): Promise<void>;

@@ -713,7 +713,11 @@ export class Worker {
   resetOffsets(name: string): Promise<OffsetsChange> {
     return this.withConnector(name, async (runner) => {
       this.requireStopped(runner);
-      const stored = await this.options.offsetStore.read(name);
+      // Unusable stored values must not stop a reset, which is how they are repaired.
+      const store = this.options.offsetStore;
+      const stored = store.partitions
+        ? (await store.partitions(name)).map((partition) => ({ partition, offset: null }))
+        : await store.read(name);
       const entries = await resetOffsets(name, new runner.connectorClass(), runner.parsedConfig, stored);
       if (entries.length > 0) await this.options.offsetStore.write(name, entries);
       this.log.info({ event: 'offsets.reset', connector: name, count: entries.length }, 'offsets reset');

@@ -122,6 +122,11 @@ export class KafkaOffsetStore implements OffsetStore {
     this.started = true;
   }
 
+  async partitions(connector: string): Promise<JsonObject[]> {
+    await this.readToEnd();
+    return [...(this.data.get(connector)?.values() ?? [])].map((stored) => stored.partition);
+  }
+
   async read(connector: string): Promise<OffsetEntry[]> {
     await this.readToEnd();
     const entries: OffsetEntry[] = [];

@@ -181,6 +181,8 @@ describeKafka('KafkaOffsetStore', () => {
     expect(isTributaryError(error) && error.code).toBe('OFFSET_STORE_CORRUPT');
     expect((error as Error).message).toContain('{"p":1}');
     expect(await store.read('good')).toEqual([{ partition: { p: 1 }, offset: { position: 1 } }]);
+    // A reset finds the unusable partition, so DELETE /offsets can repair it.
+    expect(await store.partitions('bad')).toEqual([{ p: 1 }]);
     await store.write('bad', [{ partition: { p: 1 }, offset: { position: 2 } }]);
     expect(await store.read('bad')).toEqual([{ partition: { p: 1 }, offset: { position: 2 } }]);
     expect(logger.warnings).toHaveLength(1);

@@ -126,6 +126,30 @@ describe('Worker', () => {
     await w.stop();
   });
 
+  it('resets offsets whose stored values cannot be read, which is how they are repaired', async () => {
+    class CorruptStore extends MemoryOffsetStore {
+      corrupt = true;
+      override async read(connector: string): Promise<OffsetEntry[]> {
+        if (this.corrupt) throw Object.assign(new Error('unusable offset'), { code: 'OFFSET_STORE_CORRUPT' });
+        return super.read(connector);
+      }
+      override async write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
+        this.corrupt = false;
+        return super.write(connector, entries);
+      }
+      async partitions(): Promise<Array<{ sequence: number; task: number }>> {
+        return [{ sequence: 0, task: 0 }];
+      }
+    }
+    const { w, store } = worker(new CorruptStore());
+    await w.start();
+    await w.createConnector('gen', config({ 'max.records': '0' }), { initialState: 'STOPPED' });
+    await expect(w.connectorOffsets('gen')).rejects.toThrow('unusable offset');
+    await w.resetOffsets('gen');
+    expect(await store.read('gen')).toEqual([]);
+    await w.stop();
+  });
+
   it('alters and resets offsets only while STOPPED, validating every entry first', async () => {
     const { w, store } = worker();
     await w.start();
