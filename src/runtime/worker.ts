@@ -563,6 +563,14 @@ export class Worker {
             await step('write-offsets');
           }
           await runner.transition(options.initialState ?? 'RUNNING');
+          // With initial offsets a create is all or nothing (KIP-995): a connector that failed
+          // to start is undone. A plain create keeps Kafka Connect's behaviour: 201, FAILED.
+          if (entries && runner.state === 'FAILED') {
+            throw new TributaryError(
+              'CONNECTOR_FAILED',
+              `Connector '${name}' failed to start, so it was not created and the offsets of its name were put back as they were; the worker's log has the cause`,
+            );
+          }
           await step('start');
         } catch (e) {
           await this.undoCreate(runner, previous);

@@ -21,6 +21,13 @@ class GrowingConnector extends DatagenConnector {
   }
 }
 
+/** Datagen whose start() throws, as a connector that cannot reach its source would. */
+class FailingConnector extends DatagenConnector {
+  override start(): void {
+    throw new Error('source unreachable');
+  }
+}
+
 function worker(store = new MemoryOffsetStore(), extra: Partial<WorkerOptions> = {}) {
   const sender = new MockSender(systemClock);
   const w = new Worker({
@@ -29,6 +36,7 @@ function worker(store = new MemoryOffsetStore(), extra: Partial<WorkerOptions> =
     createSender: async () => sender,
     loadConnector: async (spec) => {
       if (spec === 'growing') return GrowingConnector;
+      if (spec === 'failing') return FailingConnector;
       if (spec !== 'datagen') throw new Error(`unknown ${spec}`);
       return DatagenConnector;
     },
@@ -123,6 +131,21 @@ describe('Worker', () => {
     connector.context.requestTaskReconfiguration();
     await until(() => w.connectorStatus('grow').tasks.length === 3, 'three tasks');
     expect(w.connectorStatus('grow').tasks.map((t) => t.state)).toEqual(['PAUSED', 'PAUSED', 'PAUSED']);
+    await w.stop();
+  });
+
+  it('undoes a create with offsets whose connector fails to start; a plain create reports it FAILED', async () => {
+    const store = new MemoryOffsetStore();
+    await store.write('gen', [at(7)]);
+    const { w } = worker(store);
+    await w.start();
+    await expect(
+      w.createConnector('gen', config({ 'connector.class': 'failing' }), { offsets: [at(100)] }),
+    ).rejects.toMatchObject({ code: 'CONNECTOR_FAILED' });
+    expect(w.connectorNames()).toEqual([]);
+    expect(await store.read('gen')).toEqual([at(7)]);
+    await w.createConnector('gen', config({ 'connector.class': 'failing' }));
+    expect(w.connectorStatus('gen').connector.state).toBe('FAILED');
     await w.stop();
   });
 
