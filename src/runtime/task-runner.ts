@@ -74,6 +74,7 @@ export class TaskRunner<P, O, C> {
   private storeWrite: Promise<unknown> | undefined;
 
   private stopping = false;
+  private starting: Promise<void> | undefined;
   private startAttempted = false;
   private taskStarted = false;
   private loop: Promise<void> = Promise.resolve();
@@ -109,11 +110,18 @@ export class TaskRunner<P, O, C> {
    * Reads the committed offsets, starts the task, then polls, heartbeats and flushes until
    * stopped. Resolves once the task runs (or has failed to start: see {@link status}).
    */
-  async start(): Promise<void> {
-    if (this.status.state !== 'UNASSIGNED') throw new Error(`Task ${this.id} was already started`);
+  start(): Promise<void> {
+    if (this.starting) throw new Error(`Task ${this.id} was already started`);
+    this.starting = this.startOnce();
+    return this.starting;
+  }
+
+  private async startOnce(): Promise<void> {
     let stored: Stored;
     try {
       stored = await this.readStored();
+      // Stopped while the offsets were read: the task was never started, so it needs no stop().
+      if (this.stopping) return;
       this.startAttempted = true;
       await this.task.start(this.options.config, this.context(stored));
       this.taskStarted = true;
@@ -530,6 +538,8 @@ export class TaskRunner<P, O, C> {
     this.heartbeatTimer?.unsubscribe();
     this.wake();
     const timeout = this.settings.shutdownTimeoutMs;
+    // Never call the task's stop() while its start() still runs.
+    if (this.starting) await withTimeout(this.clock, this.starting, timeout);
     if (!(await withTimeout(this.clock, this.loop, timeout)).ok) {
       this.log.warn({ event: 'task.stop.round.timeout' }, `poll round still running after ${timeout} ms; abandoned`);
     }

@@ -1,6 +1,11 @@
 import { defer, from, NEVER, Observable, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { TaskRunner } from '../../src/runtime/task-runner.js';
+import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
+import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
+import { MockSender } from '../../src/testing/mock-sender.js';
+import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { type CounterConfig, CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
 
 const FLUSH = { 'offset.flush.interval.ms': 1000 };
@@ -492,5 +497,40 @@ describe('mock runtime', () => {
     await run.stop();
     expect(run.status.state).toBe('STOPPED');
     expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 1 });
+  });
+});
+
+describe('TaskRunner lifecycle', () => {
+  it("never calls the task's stop() while its start() is still running", async () => {
+    const clock = new VirtualClock();
+    const events: string[] = [];
+    class SlowTask extends CounterTask {
+      override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+        events.push('start');
+        await context.clock.sleep(1000);
+        await super.start(config, context);
+        events.push('started');
+      }
+      override stop(): void {
+        events.push('stop');
+      }
+    }
+    const runner = new TaskRunner({
+      connector: 'c',
+      taskId: 0,
+      task: new SlowTask(),
+      config: { topic: 't', limit: 0 },
+      settings: resolveTaskSettings({}, {}),
+      sender: new MockSender(clock),
+      offsetStore: new MemoryOffsetStore(),
+      clock,
+    });
+    const starting = runner.start();
+    await clock.settle();
+    const stopping = runner.stop();
+    await clock.advanceBy('2s');
+    await Promise.all([starting, stopping]);
+    expect(events).toEqual(['start', 'started', 'stop']);
+    expect(runner.status.state).toBe('STOPPED');
   });
 });
