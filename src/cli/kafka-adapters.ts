@@ -3,6 +3,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { ConfigError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { KafkajsSender } from '../kafka/kafkajs-sender.js';
+import { LibrdkafkaSender } from '../kafka/librdkafka-sender.js';
 import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-config.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
@@ -21,8 +22,8 @@ export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' |
 };
 
 /**
- * Wires a worker to Kafka: one kafkajs producer per task (`producer.*` and
- * `producer.override.*`), KIP-158 topic creation when the connector uses `topic.creation.*`
+ * Wires a worker to Kafka: one producer per task (`producer.*` and `producer.override.*`),
+ * kafkajs by default or librdkafka with `sender=librdkafka`, KIP-158 topic creation when the connector uses `topic.creation.*`
  * and `topic.creation.enable` is not false, heartbeat topics created at connector start, and
  * offsets in `offset.storage.file.filename` when given, else in the compacted
  * `offset.storage.topic` (default `connect-offsets`).
@@ -61,19 +62,29 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         logger: logger.child({ component: 'offsets' }),
       });
   const topicCreation = config['topic.creation.enable'] !== 'false';
+  const senderKind = config.sender ?? 'kafkajs';
+  if (senderKind !== 'kafkajs' && senderKind !== 'librdkafka') {
+    throw new ConfigError('worker config', [`sender: "${senderKind}" is not kafkajs (the default) or librdkafka`]);
+  }
   const senders = new Set<RecordSender>();
   return {
     offsetStore,
     async createSender({ connector, taskId, connectorConfig }) {
       const producer = resolveProducerConfig(config, connectorConfig, { connector, task: taskId });
       for (const warning of producer.warnings) logger.warn({ connector, task: taskId, event: 'producer.config' }, warning);
-      const client = new Kafka({ brokers, logLevel: logLevel.WARN, logCreator, ...kafkajsClientOptions(producer) });
-      const sender = new KafkajsSender({
-        kafka: client,
-        config: producer,
-        onAsyncError: (err) => logger.warn({ connector, task: taskId, err }, 'producer error outside any record'),
-      });
-      await sender.connect();
+      let sender: RecordSender;
+      if (senderKind === 'librdkafka') {
+        sender = await LibrdkafkaSender.connect(brokers.join(','), producer);
+      } else {
+        const client = new Kafka({ brokers, logLevel: logLevel.WARN, logCreator, ...kafkajsClientOptions(producer) });
+        const kafkajs = new KafkajsSender({
+          kafka: client,
+          config: producer,
+          onAsyncError: (err) => logger.warn({ connector, task: taskId, err }, 'producer error outside any record'),
+        });
+        await kafkajs.connect();
+        sender = kafkajs;
+      }
       const settings = topicCreation ? topicCreationSettings(connectorConfig) : null;
       const wrapped: RecordSender = settings ? new TopicCreatingSender(sender, admin, settings) : sender;
       senders.add(wrapped);

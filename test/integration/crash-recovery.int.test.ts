@@ -7,6 +7,7 @@ import { expect, it } from 'vitest';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
 import { consumeAll, describeKafka, requireKafkaBootstrap, startOwnBroker, uniqueTopic } from '../helpers/kafka.js';
+import { describeEachSender } from '../helpers/senders.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const SEQUENCES = 3;
@@ -30,7 +31,7 @@ function startCli(dir: string): Cli {
   return { child, stderr: () => err, exited };
 }
 
-async function setUp(bootstrap: string, total: number, rate: number) {
+async function setUp(bootstrap: string, total: number, rate: number, sender = 'kafkajs') {
   const dir = await mkdtemp(join(tmpdir(), 'tributary-crash-'));
   const data = uniqueTopic('crash-data');
   const offsets = uniqueTopic('crash-offsets');
@@ -38,6 +39,7 @@ async function setUp(bootstrap: string, total: number, rate: number) {
     join(dir, 'worker.properties'),
     [
       'listeners=',
+      `sender=${sender}`,
       `bootstrap.servers=${bootstrap}`,
       `offset.storage.topic=${offsets}`,
       'offset.storage.partitions=3',
@@ -143,26 +145,30 @@ describeKafka('crash and outage recovery', () => {
     const final = await committed(kafka, offsets);
     expect([...final.values()]).toEqual(Array(SEQUENCES).fill(total / SEQUENCES));
   }, 240_000);
+});
 
-  it('loses nothing when the broker is away for a few seconds mid-stream', async () => {
-    const broker = await startOwnBroker();
-    const kafka = new Kafka({ brokers: broker.bootstrapServers.split(','), logLevel: logLevel.NOTHING });
-    const total = 15_000;
-    const { dir, data, offsets } = await setUp(broker.bootstrapServers, total, 2000);
-    const admin = new TopicAdmin(kafka);
-    await admin.ensureTopics([data], { partitions: 3 });
-    await admin.close();
-    const cli = startCli(dir);
-    await waitFor(async () => (await topicSize(kafka, data)) > 2000, 60_000, 'records before the outage');
-    await broker.stop();
-    await new Promise((r) => setTimeout(r, 4000));
-    await broker.start();
-    const done = async () => [...(await committed(kafka, offsets)).values()].every((n) => n === total / SEQUENCES);
-    await waitFor(done, 120_000, 'every sequence committed to its end after the outage');
-    cli.child.kill('SIGTERM');
-    expect(await cli.exited).toBe(0);
-    expect(cli.stderr()).not.toContain('"event":"task.failed"');
-    expectComplete(await dataBySequence(data, total, kafka), total / SEQUENCES);
-    expect([...(await committed(kafka, offsets)).values()]).toEqual(Array(SEQUENCES).fill(total / SEQUENCES));
-  }, 300_000);
+describeKafka('outage recovery', () => {
+  describeEachSender('a broker away for a few seconds', (sender) => {
+    it('loses nothing when the broker is away for a few seconds mid-stream', async () => {
+      const broker = await startOwnBroker();
+      const kafka = new Kafka({ brokers: broker.bootstrapServers.split(','), logLevel: logLevel.NOTHING });
+      const total = 15_000;
+      const { dir, data, offsets } = await setUp(broker.bootstrapServers, total, 2000, sender);
+      const admin = new TopicAdmin(kafka);
+      await admin.ensureTopics([data], { partitions: 3 });
+      await admin.close();
+      const cli = startCli(dir);
+      await waitFor(async () => (await topicSize(kafka, data)) > 2000, 60_000, 'records before the outage');
+      await broker.stop();
+      await new Promise((r) => setTimeout(r, 4000));
+      await broker.start();
+      const done = async () => [...(await committed(kafka, offsets)).values()].every((n) => n === total / SEQUENCES);
+      await waitFor(done, 120_000, 'every sequence committed to its end after the outage');
+      cli.child.kill('SIGTERM');
+      expect(await cli.exited).toBe(0);
+      expect(cli.stderr()).not.toContain('"event":"task.failed"');
+      expectComplete(await dataBySequence(data, total, kafka), total / SEQUENCES);
+      expect([...(await committed(kafka, offsets)).values()]).toEqual(Array(SEQUENCES).fill(total / SEQUENCES));
+    }, 300_000);
+  });
 });

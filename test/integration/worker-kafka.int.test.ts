@@ -5,6 +5,7 @@ import { expect, it } from 'vitest';
 import { runStandalone } from '../../src/cli/standalone.js';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import { consumeAll, describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../helpers/kafka.js';
+import { describeEachSender } from '../helpers/senders.js';
 
 async function createTopics(topics: string[], partitions: number): Promise<void> {
   const admin = new TopicAdmin(testKafka());
@@ -37,38 +38,6 @@ async function files(worker: Record<string, string>, connectors: Array<Record<st
 }
 
 describeKafka('standalone worker on a real broker', () => {
-  it('writes records with their keys, values, headers, partitions and timestamps', async () => {
-    const bootstrap = requireKafkaBootstrap();
-    const topic = uniqueTopic('fixture');
-    await createTopics([topic], 2);
-    const worker = await runStandalone(
-      await files(
-        { 'bootstrap.servers': bootstrap, 'offset.storage.topic': uniqueTopic('offsets'), 'offset.flush.interval.ms': '500' },
-        [{ name: 'fixture', 'connector.class': `${fixture}#FixtureConnector`, topic, count: '20' }],
-      ),
-    );
-    try {
-      const records = await consumeAll(topic, 20);
-      expect(records).toHaveLength(20);
-      for (const r of records) {
-        const value = JSON.parse(String(r.value));
-        expect(r.partition).toBe(value.i % 2);
-        expect(JSON.parse(String(r.key))).toEqual({ id: value.i });
-        expect(value.text).toBe(`record ${value.i}`);
-        expect(String(r.headers['x-index'])).toBe(String(value.i));
-        expect([...(r.headers['x-bytes'] ?? [])]).toEqual([value.i]);
-        expect(r.timestamp).toBe(1_700_000_000_000 + value.i);
-      }
-      // Per Kafka partition, records keep the order the task produced them in.
-      for (const p of [0, 1]) {
-        const is = records.filter((r) => r.partition === p).map((r) => JSON.parse(String(r.value)).i);
-        expect(is).toEqual([...is].sort((a, b) => a - b));
-      }
-    } finally {
-      await worker.stop();
-    }
-  });
-
   it("routes heartbeats to the connector's heartbeat.topic, else the worker's, never to a data topic", async () => {
     const bootstrap = requireKafkaBootstrap();
     const [dataA, dataB, beatsA, workerBeats] = ['data-a', 'data-b', 'beats-a', 'beats-worker'].map((p) => uniqueTopic(p)) as [
@@ -130,5 +99,46 @@ describeKafka('standalone worker on a real broker', () => {
     const last = stored.at(-1);
     expect(String(last?.key)).toBe('["fx",{"source":"fixture"}]');
     expect(String(last?.value)).toBe('{"i":4}');
+  });
+});
+
+describeKafka('standalone worker senders on a real broker', () => {
+  describeEachSender('records land as produced', (sender) => {
+    it('writes records with their keys, values, headers, partitions and timestamps', async () => {
+      const bootstrap = requireKafkaBootstrap();
+      const topic = uniqueTopic('fixture');
+      await createTopics([topic], 2);
+      const worker = await runStandalone(
+        await files(
+          {
+            sender,
+            'bootstrap.servers': bootstrap,
+            'offset.storage.topic': uniqueTopic('offsets'),
+            'offset.flush.interval.ms': '500',
+          },
+          [{ name: 'fixture', 'connector.class': `${fixture}#FixtureConnector`, topic, count: '20' }],
+        ),
+      );
+      try {
+        const records = await consumeAll(topic, 20);
+        expect(records).toHaveLength(20);
+        for (const r of records) {
+          const value = JSON.parse(String(r.value));
+          expect(r.partition).toBe(value.i % 2);
+          expect(JSON.parse(String(r.key))).toEqual({ id: value.i });
+          expect(value.text).toBe(`record ${value.i}`);
+          expect(String(r.headers['x-index'])).toBe(String(value.i));
+          expect([...(r.headers['x-bytes'] ?? [])]).toEqual([value.i]);
+          expect(r.timestamp).toBe(1_700_000_000_000 + value.i);
+        }
+        // Per Kafka partition, records keep the order the task produced them in.
+        for (const p of [0, 1]) {
+          const is = records.filter((r) => r.partition === p).map((r) => JSON.parse(String(r.value)).i);
+          expect(is).toEqual([...is].sort((a, b) => a - b));
+        }
+      } finally {
+        await worker.stop();
+      }
+    });
   });
 });
