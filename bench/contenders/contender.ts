@@ -1,0 +1,76 @@
+/**
+ * What the harness needs from each side it measures: how to start it for one run, whether it
+ * stops by itself, and how to read what it committed.
+ */
+import { readFile } from 'node:fs/promises';
+
+/** The sides compared (Kafka Connect twice: with its default heap and with a smaller -Xmx). */
+export type ContenderId = 'connect' | 'connect-xmx' | 'tributary' | 'kafkajs' | 'perf';
+
+/** Table order. */
+export const CONTENDER_ORDER: readonly ContenderId[] = ['connect', 'connect-xmx', 'tributary', 'kafkajs', 'perf'];
+
+/** Everything one run of one contender is given. */
+export interface RunContext {
+  readonly bootstrap: string;
+  /** A topic created for this run only (1 partition), deleted after it. */
+  readonly topic: string;
+  readonly inputFile: string;
+  readonly records: number;
+  readonly lineBytes: number;
+  /** An empty directory for this run's config files, offsets and log. */
+  readonly dir: string;
+  /** A free TCP port on 127.0.0.1 for a REST listener. */
+  readonly restPort: number;
+}
+
+/** How to start one run. */
+export interface Launch {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+  /**
+   * `worker`: runs until stopped; the harness sends SIGTERM once every record is in the topic,
+   * and the worker's graceful stop does the final offset commit before it exits.
+   * `oneshot`: exits by itself once everything is acknowledged.
+   */
+  readonly kind: 'worker' | 'oneshot';
+  /** After exit: the source offset (byte position) committed for the input file, if the contender commits any. */
+  readonly committedPosition?: () => Promise<number | undefined>;
+}
+
+/** One side of the comparison. */
+export interface Contender {
+  readonly id: ContenderId;
+  /** Its name in tables. */
+  readonly label: string;
+  /** Lines for the settings list written beside the table. */
+  readonly settings: readonly string[];
+  /** True when it writes the input file's lines (so `--verify` compares values); false for synthetic payloads. */
+  readonly sendsLines: boolean;
+  launch(run: RunContext): Promise<Launch>;
+}
+
+/**
+ * The last `"position":N` in an offsets file: Tributary's JSON file, or Kafka Connect's
+ * standalone file (a Java-serialized map whose keys and values are the JSON bytes, so the
+ * offset `{"position":N}` appears there verbatim). Undefined when the file or the key is missing.
+ */
+export async function lastPosition(file: string): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'latin1');
+  } catch {
+    return undefined;
+  }
+  let last: number | undefined;
+  for (const m of text.matchAll(/"position"\s*:\s*(\d+)/g)) last = Number(m[1]);
+  return last;
+}
+
+/** Writes a `.properties` file body from entries (no escaping needed for the values used here). */
+export function properties(entries: Readonly<Record<string, string | number | boolean>>): string {
+  return `${Object.entries(entries)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n')}\n`;
+}

@@ -1,0 +1,111 @@
+/**
+ * Apache Kafka Connect standalone (`org.apache.kafka.connect.cli.ConnectStandalone`) running
+ * `FileStreamSourceConnector` with one task, started as `connect-standalone.sh` would start it:
+ * the same JVM options (`kafka-run-class.sh`'s G1 settings, `-Xms256M -Xmx2G`), log4j2 at INFO
+ * to a file, plugins found on the classpath (default `plugin.discovery=hybrid_warn`), the REST
+ * listener on a free port. Offsets go to a file (standalone's `FileOffsetBackingStore`), which
+ * is the store Tributary's standalone worker uses too.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BenchSettings } from '../lib/settings.js';
+import { type Contender, type Launch, lastPosition, properties, type RunContext } from './contender.js';
+
+/** JVM options of `connect-standalone.sh` (KAFKA_HEAP_OPTS) and `kafka-run-class.sh` (KAFKA_JVM_PERFORMANCE_OPTS). */
+export const CONNECT_JVM_OPTIONS: readonly string[] = [
+  '-Xms256M',
+  '-Xmx2G',
+  '-server',
+  '-XX:+UseG1GC',
+  '-XX:MaxGCPauseMillis=20',
+  '-XX:InitiatingHeapOccupancyPercent=35',
+  '-XX:+ExplicitGCInvokesConcurrent',
+  '-XX:MaxInlineLevel=15',
+  '-Djava.awt.headless=true',
+];
+
+/** log4j2 at INFO to stdout, like the distribution's connect-log4j2.yaml (minus the file appender). */
+export const LOG4J2_INFO = [
+  'status = warn',
+  'appender.out.type = Console',
+  'appender.out.name = OUT',
+  'appender.out.layout.type = PatternLayout',
+  'appender.out.layout.pattern = [%d] %p %m (%c)%n',
+  'rootLogger.level = INFO',
+  'rootLogger.appenderRef.out.ref = OUT',
+  '',
+].join('\n');
+
+/**
+ * @param xmx A smaller `-Xmx` than the scripts' 2G (a second contender, `connect-xmx`), or undefined for the defaults.
+ */
+export function kafkaConnect(settings: BenchSettings, java: string, libs: string, version: string, xmx?: string): Contender {
+  const p = settings.producer;
+  const jvm = xmx === undefined ? CONNECT_JVM_OPTIONS : CONNECT_JVM_OPTIONS.map((o) => (o === '-Xmx2G' ? `-Xmx${xmx}` : o));
+  const producer = {
+    'producer.acks': p.acks,
+    'producer.enable.idempotence': p.idempotence,
+    'producer.max.in.flight.requests.per.connection': p.maxInFlight,
+    'producer.compression.type': p.compression,
+    'producer.linger.ms': p.lingerMs,
+    'producer.batch.size': p.connectBatchBytes,
+  };
+  return {
+    id: xmx === undefined ? 'connect' : 'connect-xmx',
+    label: `Kafka Connect ${version}${xmx === undefined ? '' : ` -Xmx${xmx}`}`,
+    sendsLines: true,
+    settings: [
+      `Kafka Connect ${version} standalone, FileStreamSourceConnector, tasks.max=1, batch.size=${settings.sourceBatchLines}`,
+      "key.converter and value.converter: org.apache.kafka.connect.storage.StringConverter (the line's UTF-8 bytes, null key)",
+      `offset.storage.file.filename (FileOffsetBackingStore), offset.flush.interval.ms=${settings.flushIntervalMs}`,
+      Object.entries(producer)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', '),
+      `JVM: ${jvm.join(' ')}${xmx === undefined ? ' (connect-standalone.sh defaults)' : ` (connect-standalone.sh defaults but -Xmx${xmx})`}; log4j2 INFO`,
+    ],
+    async launch(run: RunContext): Promise<Launch> {
+      const offsetsFile = join(run.dir, 'connect.offsets');
+      const worker = join(run.dir, 'worker.properties');
+      const connector = join(run.dir, 'connector.properties');
+      const log4j = join(run.dir, 'log4j2.properties');
+      await writeFile(
+        worker,
+        properties({
+          'bootstrap.servers': run.bootstrap,
+          'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+          'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
+          'offset.storage.file.filename': offsetsFile,
+          'offset.flush.interval.ms': settings.flushIntervalMs,
+          listeners: `http://127.0.0.1:${run.restPort}`,
+          ...producer,
+        }),
+      );
+      await writeFile(
+        connector,
+        properties({
+          name: 'bench-file-source',
+          'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector',
+          'tasks.max': 1,
+          file: run.inputFile,
+          topic: run.topic,
+          'batch.size': settings.sourceBatchLines,
+        }),
+      );
+      await writeFile(log4j, LOG4J2_INFO);
+      return {
+        command: java,
+        args: [
+          ...jvm,
+          `-Dlog4j2.configurationFile=${log4j}`,
+          '-cp',
+          `${libs}/*`,
+          'org.apache.kafka.connect.cli.ConnectStandalone',
+          worker,
+          connector,
+        ],
+        kind: 'worker',
+        committedPosition: () => lastPosition(offsetsFile),
+      };
+    },
+  };
+}

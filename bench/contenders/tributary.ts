@@ -1,0 +1,90 @@
+/**
+ * Tributary's standalone worker (the built CLI, `node tributary-cli.js standalone ...`) running
+ * `examples/file-source` with one task and `value.converter=string`, so it sends exactly the
+ * bytes FileStreamSource sends with the StringConverter. The REST API is on, as Kafka Connect's
+ * is. Producer settings are Kafka Connect's source-producer semantics (acks=all, one in flight,
+ * idempotence off) with Tributary's own batching.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BenchSettings } from '../lib/settings.js';
+import { type Contender, type Launch, lastPosition, properties, type RunContext } from './contender.js';
+
+/** The worker properties every Tributary run shares (also used by the heartbeat run). */
+export function tributaryWorkerProperties(
+  settings: BenchSettings,
+  run: Pick<RunContext, 'bootstrap' | 'restPort'>,
+  offsetsFile: string,
+): Record<string, string | number | boolean> {
+  const p = settings.producer;
+  return {
+    'bootstrap.servers': run.bootstrap,
+    'key.converter': 'string',
+    'value.converter': 'string',
+    'offset.storage.file.filename': offsetsFile,
+    'offset.flush.interval.ms': settings.flushIntervalMs,
+    listeners: `http://127.0.0.1:${run.restPort}`,
+    'log.level': 'info',
+    'producer.acks': p.acks,
+    'producer.enable.idempotence': p.idempotence,
+    'producer.max.in.flight.requests.per.connection': p.maxInFlight,
+    'producer.compression.type': p.compression,
+    'producer.linger.ms': p.lingerMs,
+    'producer.batch.size': p.tributaryBatchBytes,
+    'producer.batch.max.records': p.tributaryBatchRecords,
+    ...settings.tributarySet,
+  };
+}
+
+export function tributary(
+  settings: BenchSettings,
+  cli: string,
+  fileSource: string,
+  nodeOptions: readonly string[] = [],
+): Contender {
+  const p = settings.producer;
+  return {
+    id: 'tributary',
+    label: 'Tributary',
+    sendsLines: true,
+    settings: [
+      `Tributary standalone (bundled from ${settings.tributaryFrom ?? 'src/'} like dist/cli/main.js), examples/file-source, tasks.max=1, batch.size=${settings.sourceBatchLines}`,
+      "key.converter=string, value.converter=string (the line's UTF-8 bytes, null key)",
+      `offset.storage.file.filename (FileOffsetStore), offset.flush.interval.ms=${settings.flushIntervalMs}`,
+      `producer.acks=${p.acks}, producer.enable.idempotence=${p.idempotence}, producer.max.in.flight.requests.per.connection=${p.maxInFlight}, ` +
+        `producer.compression.type=${p.compression}, producer.linger.ms=${p.lingerMs}, producer.batch.size=${p.tributaryBatchBytes}, ` +
+        `producer.batch.max.records=${p.tributaryBatchRecords}`,
+      `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}, default heap${settings.patchedKafkajs ? '; kafkajs with the fixes of bench/lib/kafkajs-patch.ts' : ''}; pino log at info`,
+      ...(Object.keys(settings.tributarySet).length > 0
+        ? [
+            `also: ${Object.entries(settings.tributarySet)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(', ')}`,
+          ]
+        : []),
+    ],
+    async launch(run: RunContext): Promise<Launch> {
+      const offsetsFile = join(run.dir, 'tributary-offsets.json');
+      const worker = join(run.dir, 'worker.properties');
+      const connector = join(run.dir, 'connector.properties');
+      await writeFile(worker, properties(tributaryWorkerProperties(settings, run, offsetsFile)));
+      await writeFile(
+        connector,
+        properties({
+          name: 'bench-file-source',
+          'connector.class': `${fileSource}#FileSourceConnector`,
+          'tasks.max': 1,
+          file: run.inputFile,
+          topic: run.topic,
+          'batch.size': settings.sourceBatchLines,
+        }),
+      );
+      return {
+        command: process.execPath,
+        args: [...nodeOptions, cli, 'standalone', worker, connector],
+        kind: 'worker',
+        committedPosition: () => lastPosition(offsetsFile),
+      };
+    },
+  };
+}

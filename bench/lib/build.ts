@@ -1,0 +1,64 @@
+/**
+ * Builds what the benchmark runs in Node into `bench/.work/build`, with tsup (esbuild) and the
+ * settings of the project's own build (tsup.config.ts: ESM, node20, packages in `dependencies`
+ * left external), from the current sources, so no run pays for TypeScript compilation at start
+ * and `dist/` (which other work may be rebuilding) is not touched:
+ *
+ * - `tributary-cli.js`: src/cli/main.ts, i.e. `dist/cli/main.js`;
+ * - `file-source.js`, `datagen.js`: the example connectors, each with its own copy of the
+ *   `tributary` API (as a connector package depending on `tributary` would have; classes are
+ *   recognised across copies by a `Symbol.for` brand);
+ * - `kafkajs-raw-producer.js`: the raw kafkajs producer (bench/contenders/kafkajs-raw-producer.ts).
+ */
+import { rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'tsup';
+import { WORK_DIR } from '../connect/fetch.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Paths of the built entry points. */
+export interface BenchBuild {
+  readonly dir: string;
+  readonly tributaryCli: string;
+  readonly fileSource: string;
+  readonly datagen: string;
+  readonly kafkajsRaw: string;
+}
+
+/**
+ * Builds the entry points (about a second) and returns their paths.
+ *
+ * @param tributaryRoot Where Tributary's src/ and examples/ are taken from: this repository by
+ *   default; another checkout (with its own tsconfig.json) to compare a change against this one.
+ */
+export async function buildBench(tributaryRoot: string = ROOT): Promise<BenchBuild> {
+  const dir = join(WORK_DIR, 'build');
+  // Wiped first: also removes a patched kafkajs a --patched-kafkajs run left there.
+  await rm(dir, { recursive: true, force: true });
+  await build({
+    config: false,
+    entry: {
+      'tributary-cli': join(tributaryRoot, 'src/cli/main.ts'),
+      'file-source': join(tributaryRoot, 'examples/file-source/src/index.ts'),
+      datagen: join(tributaryRoot, 'examples/datagen/src/index.ts'),
+      'kafkajs-raw-producer': join(ROOT, 'bench/contenders/kafkajs-raw-producer.ts'),
+    },
+    outDir: dir,
+    format: ['esm'],
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    splitting: false,
+    dts: false,
+    silent: true,
+  });
+  return {
+    dir,
+    tributaryCli: join(dir, 'tributary-cli.js'),
+    fileSource: join(dir, 'file-source.js'),
+    datagen: join(dir, 'datagen.js'),
+    kafkajsRaw: join(dir, 'kafkajs-raw-producer.js'),
+  };
+}

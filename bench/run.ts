@@ -1,0 +1,271 @@
+/**
+ * Tributary beside Apache Kafka Connect, the raw kafkajs producer and Kafka's ProducerPerformance,
+ * on one local broker and one input file, in one command:
+ *
+ *   npx tsx bench/run.ts                                   # 1,000,000 lines, 3 runs each, heartbeat run
+ *   npx tsx bench/run.ts --records=10000 --runs=1 --heartbeat-seconds=5 --out=/tmp/bench   # CI-sized
+ *   npx tsx bench/run.ts --only=tributary,kafkajs --runs=1 --profile --heartbeat-seconds=0 # profile
+ *
+ * Needs Java 17+ and Maven (Kafka's and Kafka Connect's jars come from Maven Central; see
+ * bench/connect/fetch.ts and test/kafka/broker.ts). Writes <out>/<date>.md, .svg and .json
+ * (out defaults to bench/results) and prints the table. `--help` lists the options; the method
+ * is described in bench/lib/measure-run.ts and in the written report.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
+import { KAFKA_VERSION, type KafkaBroker, startBroker } from '../test/kafka/broker.js';
+import { checkJava, ensureConnectJars, WORK_DIR } from './connect/fetch.js';
+import type { Contender } from './contenders/contender.js';
+import { kafkaConnect } from './contenders/kafka-connect.js';
+import { kafkajsRaw } from './contenders/kafkajs-raw.js';
+import { producerPerformance } from './contenders/producer-perf.js';
+import { tributary } from './contenders/tributary.js';
+import { buildBench } from './lib/build.js';
+import { svgChart } from './lib/chart.js';
+import { profileMarkdown } from './lib/cpu-profile.js';
+import { type HeartbeatResult, heartbeatRun } from './lib/heartbeat-run.js';
+import { ensureInputFile } from './lib/input-file.js';
+import { installPatchedKafkajs } from './lib/kafkajs-patch.js';
+import { measureRun, type RunEnvironment, type RunResult } from './lib/measure-run.js';
+import { loadAverage } from './lib/proc.js';
+import { type ProfiledRun, profileRuns } from './lib/profile-run.js';
+import { heartbeatTable, markdownReport, runsTable, summaryTable } from './lib/report.js';
+import { type BenchSettings, parseSettings } from './lib/settings.js';
+import { SetupError } from './lib/setup-error.js';
+import { summarise } from './lib/summary.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const say = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+function kafkajsVersion(): string {
+  const require = createRequire(import.meta.url);
+  return (require('kafkajs/package.json') as { version: string }).version;
+}
+
+/** The commit the sources are at, with "+ local changes" when src/ or examples/ differ from it. */
+function gitRevision(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', 'src', 'examples'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty === '' ? head : `${head} + local changes`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Waits until the 1-minute load average is below `max`, at most `seconds`. */
+async function waitForQuiet(settings: BenchSettings): Promise<void> {
+  const deadline = Date.now() + settings.waitForLoadSeconds * 1000;
+  let announced = false;
+  for (;;) {
+    const load = loadAverage();
+    if (load < settings.maxLoad) return;
+    if (Date.now() >= deadline) {
+      say(
+        `load average still ${load.toFixed(2)} (≥ ${settings.maxLoad}); measuring anyway, the load is recorded beside each run`,
+      );
+      return;
+    }
+    if (!announced)
+      say(`load average ${load.toFixed(2)} ≥ ${settings.maxLoad}: waiting up to ${settings.waitForLoadSeconds} s for it to drop`);
+    announced = true;
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const settings = parseSettings(process.argv.slice(2), join(ROOT, 'bench', 'results'));
+  const loadAtStart = loadavg();
+  const date = new Date().toISOString().slice(0, 10);
+  const revision = gitRevision();
+
+  const needJava = settings.only.has('connect') || settings.only.has('perf');
+  const java = needJava ? await checkJava() : undefined;
+  const connectJars = needJava ? await ensureConnectJars() : undefined;
+  say(
+    `building Tributary${settings.tributaryFrom === undefined ? '' : ` from ${settings.tributaryFrom}`}, the connectors and the raw producer into bench/.work/build ...`,
+  );
+  const built = await buildBench(settings.tributaryFrom === undefined ? undefined : resolve(settings.tributaryFrom));
+  if (settings.patchedKafkajs)
+    say(`kafkajs with the fixes of bench/lib/kafkajs-patch.ts: ${await installPatchedKafkajs(built.dir)}`);
+  const inputFile = await ensureInputFile(join(WORK_DIR, 'input'), settings.records, settings.lineBytes);
+  const inputBytes = (await stat(inputFile)).size;
+  const runsDir = join(WORK_DIR, 'runs', new Date().toISOString().replaceAll(':', '-').slice(0, 19));
+  await rm(join(WORK_DIR, 'runs'), { recursive: true, force: true });
+  await mkdir(runsDir, { recursive: true });
+
+  const contenders: Contender[] = [];
+  if (connectJars !== undefined && java !== undefined && settings.only.has('connect')) {
+    contenders.push(kafkaConnect(settings, java.java, connectJars.libs, connectJars.version));
+    if (settings.connectXmx !== '') {
+      contenders.push(kafkaConnect(settings, java.java, connectJars.libs, connectJars.version, settings.connectXmx));
+    }
+  }
+  if (settings.only.has('tributary'))
+    contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions));
+  if (settings.only.has('kafkajs')) contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions));
+  if (connectJars !== undefined && java !== undefined && settings.only.has('perf')) {
+    contenders.push(
+      producerPerformance(settings, java.java, connectJars.libs, connectJars.version, settings.producer.tributaryBatchBytes),
+    );
+  }
+
+  let broker: KafkaBroker | undefined;
+  let bootstrap = settings.bootstrap;
+  if (bootstrap === undefined) {
+    say('starting a Kafka broker (test/kafka/broker.ts) ...');
+    broker = await startBroker({
+      heapMb: 1024,
+      // Deleted topics' files go at once, not a minute later in the middle of another run.
+      serverProperties: { 'log.segment.delete.delay.ms': '1000' },
+    });
+    bootstrap = broker.bootstrapServers;
+    ownBroker = broker;
+  }
+  const kafka = new Kafka({ clientId: 'bench-harness', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
+  const env: RunEnvironment = {
+    kafka,
+    bootstrap,
+    brokerPid: broker?.pid,
+    inputFile,
+    inputBytes,
+    records: settings.records,
+    lineBytes: settings.lineBytes,
+    verify: settings.verify,
+    runsDir,
+  };
+
+  const results: RunResult[] = [];
+  let loadAtMeasureStart = loadavg();
+  let heartbeat: HeartbeatResult | undefined;
+  let profiled: ProfiledRun[] = [];
+  try {
+    await waitForQuiet(settings);
+    loadAtMeasureStart = loadavg();
+    say(
+      `${settings.records.toLocaleString('en-US')} records of ${settings.lineBytes} B, ${settings.runs} run(s) each: ` +
+        `${contenders.map((c) => c.label).join(', ')}; broker ${bootstrap}; load ${loadAverage().toFixed(2)}`,
+    );
+    for (let run = 1; run <= settings.runs; run++) {
+      // A different order each round, so no side always follows the same one.
+      const order = contenders.map((_, i) => contenders[(i + run - 1) % contenders.length] as Contender);
+      for (const contender of order) {
+        const r = await measureRun(contender, run, env);
+        results.push(r);
+        say(
+          `  run ${run} ${r.label.padEnd(30)} ${r.wallS.toFixed(2).padStart(7)} s  ${Math.round(r.recordsPerSec).toLocaleString('en-US').padStart(9)} rec/s  ` +
+            `CPU ${r.cpuS.toFixed(2).padStart(6)} s  RSS ${r.peakRssMiB.toFixed(0).padStart(5)} MiB  first ${r.firstRecordS?.toFixed(2) ?? '-'} s  ` +
+            `load ${r.loadBefore.toFixed(2)}  ${r.ok ? 'ok' : `FAILED: ${r.problems.join('; ')} (log: ${relative(ROOT, r.logFile)})`}`,
+        );
+      }
+    }
+    if (settings.heartbeatSeconds > 0 && settings.only.has('tributary')) {
+      say(`heartbeat timing: Tributary + datagen at full speed for ${settings.heartbeatSeconds} s ...`);
+      heartbeat = await heartbeatRun(settings, env, built.tributaryCli, built.datagen);
+    }
+    if (settings.profile) {
+      say('profiling one run of Tributary and of raw kafkajs (node --cpu-prof) ...');
+      profiled = await profileRuns(settings, env, built);
+    }
+  } finally {
+    await broker?.destroy();
+  }
+
+  const summaries = summarise(results, settings.records);
+  const durationS = (performance.now() - started) / 1000;
+  const chartFile = `${date}.svg`;
+  const command = `npx tsx bench/run.ts${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
+  const cpu = cpus();
+  const meta = {
+    date,
+    command,
+    machine: `${cpu.length} × ${cpu[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Linux ${release()}`,
+    node: `Node ${process.version}`,
+    java: java?.version ?? 'Java not used',
+    brokerVersion: settings.bootstrap === undefined ? KAFKA_VERSION : 'external',
+    connectVersion: connectJars?.version ?? 'not run',
+    records: settings.records,
+    lineBytes: settings.lineBytes,
+    runs: settings.runs,
+    loadAtStart,
+    loadAtMeasureStart,
+    loadAtEnd: loadavg(),
+    revision,
+    durationS,
+    chartFile: summaries.length > 0 ? chartFile : undefined,
+    flushIntervalMs: settings.flushIntervalMs,
+    tributaryFrom: settings.tributaryFrom,
+    kafkajs: `${kafkajsVersion()}${settings.patchedKafkajs ? ' with the fixes of bench/lib/kafkajs-patch.ts (Tributary and raw kafkajs)' : ''}`,
+  };
+  let report = markdownReport(meta, contenders, summaries, results, heartbeat);
+  if (profiled.length > 0) {
+    report += '\n## CPU profiles (node --cpu-prof, one run each, not in the table)\n';
+    for (const p of profiled) {
+      report += `\n### ${p.result.label}: ${p.result.wallS.toFixed(2)} s, ${Math.round(p.result.recordsPerSec).toLocaleString('en-US')} records/s while profiled\n\n`;
+      report += `Profile: \`${relative(ROOT, p.profileFile)}\`\n\n${profileMarkdown(p.summary)}`;
+    }
+  }
+  await mkdir(settings.out, { recursive: true });
+  await writeFile(join(settings.out, `${date}.md`), report);
+  if (summaries.length > 0) {
+    await writeFile(
+      join(settings.out, chartFile),
+      svgChart(
+        summaries,
+        `File source to Kafka: ${settings.records.toLocaleString('en-US')} records of ${settings.lineBytes} B, medians of ${settings.runs} run(s), ${date}`,
+      ),
+    );
+  }
+  await writeFile(
+    join(settings.out, `${date}.json`),
+    `${JSON.stringify({ meta, settings: { ...settings, only: [...settings.only] }, summaries, results, heartbeat, profiles: profiled.map((p) => ({ result: p.result, summary: p.summary })) }, null, 2)}\n`,
+  );
+
+  process.stdout.write(`\n${summaryTable(summaries)}\n\n`);
+  if (heartbeat !== undefined) {
+    process.stdout.write(
+      `Heartbeats (interval 1000 ms, under ${Math.round(heartbeat.dataPerSec).toLocaleString('en-US')} records/s):\n${heartbeatTable(heartbeat)}\n\n`,
+    );
+  }
+  for (const p of profiled)
+    process.stdout.write(`${p.result.label} profile (${relative(ROOT, p.profileFile)}):\n${profileMarkdown(p.summary)}\n`);
+  if (results.some((r) => !r.ok)) process.stdout.write(`${runsTable(results.filter((r) => !r.ok))}\n\n`);
+  process.stdout.write(
+    `load average start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, end ${meta.loadAtEnd.map((l) => l.toFixed(2)).join(' ')}; ` +
+      `took ${Math.round(durationS)} s; wrote ${relative(process.cwd(), join(settings.out, `${date}.md`))}\n`,
+  );
+  const failed = results.filter((r) => !r.ok).length + (heartbeat?.problems.length ?? 0);
+  if (failed > 0) process.exitCode = 1;
+}
+
+/** The broker this run started, for the signal handler. */
+let ownBroker: KafkaBroker | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // Stop the broker and remove its data (at most 10 s), then exit through process.exit so the
+  // exit hooks kill any measured process and the broker if it is still there.
+  process.on(signal, () => {
+    const stopping = ownBroker?.destroy() ?? Promise.resolve();
+    const timer = setTimeout(() => process.exit(130), 10_000);
+    void stopping.finally(() => {
+      clearTimeout(timer);
+      process.exit(130);
+    });
+  });
+}
+// A closed stderr (e.g. piped to `head`) must not kill the run halfway with its broker up.
+process.stderr.on('error', () => {});
+process.stdout.on('error', () => {});
+
+main().catch((e: unknown) => {
+  const text = e instanceof SetupError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+  process.stderr.write(`bench: ${text}\n`);
+  process.exit(1);
+});
