@@ -9,7 +9,11 @@ export type HeaderValue = string | Buffer;
  * record and every earlier record of the same source partition.
  */
 export interface SourceRecord<P, O> {
-  /** Which part of the source this record came from, e.g. `{ file: '/var/log/app.log' }`. */
+  /**
+   * Which part of the source this record came from, e.g. `{ file: '/var/log/app.log' }`.
+   * Reusing one object per partition is cheapest; do not change it once a record carries it
+   * (the runtime caches its encoding by identity).
+   */
   readonly sourcePartition: P;
   /** How far into that partition this record is, e.g. `{ position: 4096 }`. */
   readonly sourceOffset: O;

@@ -70,6 +70,9 @@ export class TaskRunner<P, O, C> {
   private readonly submitted = new SubmittedRecords<JsonObject, JsonObject>();
   private pending = new Map<string, Committable<JsonObject, JsonObject>>();
   private readonly partitions = new WeakMap<object, EncodedPartition>();
+  /** The last partition encoded (object and result): most records repeat their predecessor's partition. */
+  private lastPartition: object | undefined;
+  private lastEncoded: EncodedPartition | undefined;
   private flushing: Promise<boolean> | undefined;
   private storeWrite: Promise<unknown> | undefined;
 
@@ -343,11 +346,24 @@ export class TaskRunner<P, O, C> {
   /** The stored form of a partition and its canonical key, cached per partition object. */
   private encodePartition(partition: P): EncodedPartition {
     const cacheable = typeof partition === 'object' && partition !== null;
+    if (cacheable) {
+      const last = this.lastPartition;
+      if (partition === last) return this.lastEncoded as EncodedPartition;
+      // A fresh object equal to the last one (flat, primitive values): same encoding, no WeakMap entry.
+      if (last !== undefined && sameFlatObject(last, partition)) {
+        this.lastPartition = partition;
+        return this.lastEncoded as EncodedPartition;
+      }
+    }
     let found = cacheable ? this.partitions.get(partition) : undefined;
     if (found === undefined) {
       const encoded = this.task.offsets.encodePartition(partition);
       found = { key: canonicalJson(encoded), encoded };
       if (cacheable) this.partitions.set(partition, found);
+    }
+    if (cacheable) {
+      this.lastPartition = partition;
+      this.lastEncoded = found;
     }
     return found;
   }
@@ -593,4 +609,20 @@ function safeJson(v: unknown): string {
   } catch {
     return String(v);
   }
+}
+
+/** True when both are plain objects with the same own keys in the same order and identical primitive values. */
+function sameFlatObject(a: object, b: object): boolean {
+  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    if (k !== kb[i]) return false;
+    const va = (a as Record<string, unknown>)[k];
+    if (va !== null && typeof va === 'object') return false;
+    if (va !== (b as Record<string, unknown>)[k]) return false;
+  }
+  return true;
 }

@@ -28,6 +28,17 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
   private files: TrackedFile[] = [];
   /** Which file a round starts with, so that no file starves the others. */
   private next = 0;
+  /** One partition object per file, shared by its records. */
+  private readonly partitions = new Map<string, FilePartition>();
+
+  private partitionOf(filename: string): FilePartition {
+    let p = this.partitions.get(filename);
+    if (p === undefined) {
+      p = { filename };
+      this.partitions.set(filename, p);
+    }
+    return p;
+  }
 
   async start(config: FileSourceConfig, context: SourceTaskContext<FilePartition, FileOffset>): Promise<void> {
     this.config = config;
@@ -80,7 +91,7 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
     this.next = (this.next + 1) % count;
     const topic = this.config.topic;
     const records = lines.map((line) => ({
-      sourcePartition: { filename: line.filename },
+      sourcePartition: this.partitionOf(line.filename),
       sourceOffset: { position: line.position },
       topic,
       value: line.text,
