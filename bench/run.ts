@@ -25,6 +25,17 @@ import { kafkaConnect } from './contenders/kafka-connect.js';
 import { kafkajsRaw } from './contenders/kafkajs-raw.js';
 import { producerPerformance } from './contenders/producer-perf.js';
 import { tributary } from './contenders/tributary.js';
+
+function librdkafkaInstalled(): boolean {
+  try {
+    createRequire(import.meta.url)('@confluentinc/kafka-javascript');
+    return true;
+  } catch {
+    console.log('sender=librdkafka skipped: @confluentinc/kafka-javascript is not installed');
+    return false;
+  }
+}
+
 import { buildBench } from './lib/build.js';
 import { svgChart } from './lib/chart.js';
 import { profileMarkdown } from './lib/cpu-profile.js';
@@ -111,6 +122,9 @@ async function main(): Promise<void> {
   }
   if (settings.only.has('tributary'))
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions));
+  // The opt-in librdkafka sender, when its optional package is installed.
+  if (settings.only.has('librdkafka') && librdkafkaInstalled())
+    contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, true));
   if (settings.only.has('kafkajs')) contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions));
   if (connectJars !== undefined && java !== undefined && settings.only.has('perf')) {
     contenders.push(

@@ -5,10 +5,17 @@
 import { readFile } from 'node:fs/promises';
 
 /** The sides compared (Kafka Connect twice: with its default heap and with a smaller -Xmx). */
-export type ContenderId = 'connect' | 'connect-xmx' | 'tributary' | 'kafkajs' | 'perf';
+export type ContenderId = 'connect' | 'connect-xmx' | 'tributary' | 'tributary-librdkafka' | 'kafkajs' | 'perf';
 
 /** Table order. */
-export const CONTENDER_ORDER: readonly ContenderId[] = ['connect', 'connect-xmx', 'tributary', 'kafkajs', 'perf'];
+export const CONTENDER_ORDER: readonly ContenderId[] = [
+  'connect',
+  'connect-xmx',
+  'tributary',
+  'tributary-librdkafka',
+  'kafkajs',
+  'perf',
+];
 
 /** Everything one run of one contender is given. */
 export interface RunContext {

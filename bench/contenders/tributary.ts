@@ -41,11 +41,12 @@ export function tributary(
   cli: string,
   fileSource: string,
   nodeOptions: readonly string[] = [],
+  librdkafka = false,
 ): Contender {
   const p = settings.producer;
   return {
-    id: 'tributary',
-    label: 'Tributary',
+    id: librdkafka ? 'tributary-librdkafka' : 'tributary',
+    label: librdkafka ? 'Tributary, sender=librdkafka' : 'Tributary',
     sendsLines: true,
     settings: [
       `Tributary standalone (bundled from ${settings.tributaryFrom ?? 'src/'} like dist/cli/main.js), examples/file-source, tasks.max=1, batch.size=${settings.sourceBatchLines}`,
@@ -54,6 +55,9 @@ export function tributary(
       `producer.acks=${p.acks}, producer.enable.idempotence=${p.idempotence}, producer.max.in.flight.requests.per.connection=${p.maxInFlight}, ` +
         `producer.compression.type=${p.compression}, producer.linger.ms=${p.lingerMs}, producer.batch.size=${p.tributaryBatchBytes}, ` +
         `producer.batch.max.records=${p.tributaryBatchRecords}`,
+      ...(librdkafka
+        ? ['sender=librdkafka: @confluentinc/kafka-javascript (librdkafka) instead of kafkajs, the same producer.* settings']
+        : []),
       `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}, default heap${settings.patchedKafkajs ? '; kafkajs with the fixes of bench/lib/kafkajs-patch.ts' : ''}; pino log at info`,
       ...(Object.keys(settings.tributarySet).length > 0
         ? [
@@ -67,7 +71,8 @@ export function tributary(
       const offsetsFile = join(run.dir, 'tributary-offsets.json');
       const worker = join(run.dir, 'worker.properties');
       const connector = join(run.dir, 'connector.properties');
-      await writeFile(worker, properties(tributaryWorkerProperties(settings, run, offsetsFile)));
+      const workerProperties = tributaryWorkerProperties(settings, run, offsetsFile);
+      await writeFile(worker, properties(librdkafka ? { ...workerProperties, sender: 'librdkafka' } : workerProperties));
       await writeFile(
         connector,
         properties({
