@@ -1,25 +1,9 @@
-/**
- * Apache Kafka Connect's jars (connect-runtime + connect-file), Kafka's tools (ProducerPerformance)
- * and the log4j binding, fetched from Maven Central with Maven into
- * `bench/.work/connect-<version>/libs` (gitignored). Once that dir exists Maven is not run again.
- *
- * Version: the test broker's (`test/kafka/pom.xml`, or `TRIBUTARY_KAFKA_VERSION`), so Connect and
- * the broker are one release. Maven Central does not carry `connect-file` for every release
- * (4.4.0 is missing: the newest there is 4.3.1), and connect-file 4.3.1 does not load on
- * connect-runtime 4.4.0 (it calls `org.apache.kafka.common.utils.AppInfoParser`, which 4.4.0
- * moved to `...utils.internals`). So when the broker's release has no connect-file, the whole
- * Connect side (runtime, file connector, tools) comes from {@link FALLBACK_CONNECT_VERSION}; a
- * 4.3 client talks to a 4.4 broker as to any newer broker. `TRIBUTARY_CONNECT_VERSION` forces
- * a version. The version used is printed and written next to the results.
- *
- *   npx tsx bench/connect/fetch.ts     # fetch only (warms a CI cache); prints the libs dir
- */
-import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { KAFKA_VERSION } from '../../test/kafka/broker.js';
+import { mavenCopyDependencies, runCommand as run } from '../../test/kafka/maven-copy.js';
 import { SetupError } from '../lib/setup-error.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -80,40 +64,19 @@ function isComplete(libs: string, version: string): boolean {
 }
 
 async function fetchInto(libs: string, version: string): Promise<'ok' | string> {
-  const staging = `${libs}.tmp-${process.pid}-${Date.now()}`;
-  await mkdir(dirname(libs), { recursive: true });
-  const args = [
-    '-q',
-    '-B',
-    '-f',
-    POM,
-    `-Dkafka.version=${version}`,
-    'dependency:copy-dependencies',
-    '-DincludeScope=runtime',
-    `-DoutputDirectory=${staging}`,
-  ];
-  let result = await run('mvn', ['-o', ...args]);
+  const fetched = await mavenCopyDependencies(POM, version, libs, (dir) => isComplete(dir, version));
+  if (fetched.ok) return 'ok';
+  const { result } = fetched;
   if (result.code === 127) {
     throw new SetupError(
       'Maven (mvn) is needed to fetch Apache Kafka Connect from Maven Central, but it is not installed ' +
         '(Debian: apt-get install maven). Java 17+ is needed too.',
     );
   }
-  if (result.code !== 0) result = await run('mvn', args);
-  if (result.code !== 0 || !isComplete(staging, version)) {
-    await rm(staging, { recursive: true, force: true });
-    await rmdir(dirname(libs)).catch(() => {}); // only if empty
-    // "Could not find artifact g:a:jar:v in central", or "g:a:jar:v was not found in <repo> during a previous attempt".
-    const missing = (/Could not find artifact (\S+)/.exec(result.output) ?? /(\S+) was not found in/.exec(result.output))?.[1];
-    return missing ? `${missing} is not on Maven Central` : tail(result.output, 15);
-  }
-  try {
-    await rename(staging, libs);
-  } catch (e) {
-    await rm(staging, { recursive: true, force: true });
-    if (!isComplete(libs, version)) throw e;
-  }
-  return 'ok';
+  await rmdir(dirname(libs)).catch(() => {}); // only if empty
+  // "Could not find artifact g:a:jar:v in central", or "g:a:jar:v was not found in <repo> during a previous attempt".
+  const missing = (/Could not find artifact (\S+)/.exec(result.output) ?? /(\S+) was not found in/.exec(result.output))?.[1];
+  return missing ? `${missing} is not on Maven Central` : tail(result.output, 15);
 }
 
 /** Checks that Java 17+ runs; returns the `java` to use and its version line. */
@@ -130,17 +93,6 @@ export async function checkJava(): Promise<{ java: string; version: string }> {
   const major = Number(/version "(\d+)/.exec(line)?.[1] ?? 0);
   if (major > 0 && major < 17) throw new SetupError(`Kafka needs Java 17+, found: ${line}`);
   return { java, version: line };
-}
-
-function run(cmd: string, args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((done) => {
-    execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const output = `${stdout}${stderr}`;
-      if (error === null) return done({ code: 0, output });
-      const code = typeof error.code === 'number' ? error.code : error.code === 'ENOENT' ? 127 : 1;
-      done({ code, output: output || error.message });
-    });
-  });
 }
 
 function tail(text: string, lines: number): string {

@@ -12,7 +12,7 @@
  * As a command: `npx tsx test/kafka/broker.ts start` prints the bootstrap servers on stdout and
  * runs until SIGINT/SIGTERM. See test/kafka/README.md.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { mavenCopyDependencies, runCommand as run } from './maven-copy.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const POM = join(HERE, 'pom.xml');
@@ -262,35 +263,12 @@ export async function ensureKafkaJars(version: string = KAFKA_VERSION): Promise<
   const marker = `kafka_2.13-${version}.jar`;
   if (await hasFile(libs, marker)) return libs;
 
-  const staging = `${libs}.tmp-${process.pid}-${Date.now()}`;
-  await rm(staging, { recursive: true, force: true });
-  await mkdir(dirname(libs), { recursive: true });
-  const args = [
-    '-q',
-    '-B',
-    '-f',
-    POM,
-    `-Dkafka.version=${version}`,
-    'dependency:copy-dependencies',
-    '-DincludeScope=runtime',
-    `-DoutputDirectory=${staging}`,
-  ];
-  let result = await run('mvn', ['-o', ...args]);
-  if (result.code !== 0) result = await run('mvn', args);
-  if (result.code !== 0 || !(await hasFile(staging, marker))) {
-    await rm(staging, { recursive: true, force: true });
+  const fetched = await mavenCopyDependencies(POM, version, libs, (dir) => hasFile(dir, marker));
+  if (!fetched.ok) {
+    const { code, output } = fetched.result;
     throw new Error(
-      `Could not fetch Kafka ${version} jars with Maven (exit ${result.code}): ${
-        result.code === 127 ? 'mvn is not installed' : tail(result.output, 20)
-      }`,
+      `Could not fetch Kafka ${version} jars with Maven (exit ${code}): ${code === 127 ? 'mvn is not installed' : tail(output, 20)}`,
     );
-  }
-  try {
-    await rename(staging, libs);
-  } catch (e) {
-    // Another process won the race: its copy is as good as ours.
-    await rm(staging, { recursive: true, force: true });
-    if (!(await hasFile(libs, marker))) throw e;
   }
   return libs;
 }
@@ -476,17 +454,6 @@ function installExitHook(): void {
   exitHookInstalled = true;
   process.once('exit', () => {
     for (const proc of liveChildren) proc.kill('SIGKILL');
-  });
-}
-
-function run(cmd: string, args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((resolveRun) => {
-    execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const output = `${stdout}${stderr}`;
-      if (error === null) return resolveRun({ code: 0, output });
-      const code = typeof error.code === 'number' ? error.code : error.code === 'ENOENT' ? 127 : 1;
-      resolveRun({ code, output: output || error.message });
-    });
   });
 }
 
