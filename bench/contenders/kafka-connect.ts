@@ -11,10 +11,8 @@ import { join } from 'node:path';
 import type { BenchSettings } from '../lib/settings.js';
 import { type Contender, type Launch, lastPosition, properties, type RunContext } from './contender.js';
 
-/** JVM options of `connect-standalone.sh` (KAFKA_HEAP_OPTS) and `kafka-run-class.sh` (KAFKA_JVM_PERFORMANCE_OPTS). */
-export const CONNECT_JVM_OPTIONS: readonly string[] = [
-  '-Xms256M',
-  '-Xmx2G',
+/** `kafka-run-class.sh`'s KAFKA_JVM_PERFORMANCE_OPTS, shared by every Java tool the scripts start. */
+export const KAFKA_RUN_CLASS_OPTIONS: readonly string[] = [
   '-server',
   '-XX:+UseG1GC',
   '-XX:MaxGCPauseMillis=20',
@@ -23,6 +21,9 @@ export const CONNECT_JVM_OPTIONS: readonly string[] = [
   '-XX:MaxInlineLevel=15',
   '-Djava.awt.headless=true',
 ];
+
+/** JVM options of `connect-standalone.sh` (KAFKA_HEAP_OPTS) with `kafka-run-class.sh`'s. */
+export const CONNECT_JVM_OPTIONS: readonly string[] = ['-Xms256M', '-Xmx2G', ...KAFKA_RUN_CLASS_OPTIONS];
 
 /** log4j2 at INFO to stdout, like the distribution's connect-log4j2.yaml (minus the file appender). */
 export const LOG4J2_INFO = [

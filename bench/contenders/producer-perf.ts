@@ -7,18 +7,10 @@
  */
 import type { BenchSettings } from '../lib/settings.js';
 import type { Contender, Launch, RunContext } from './contender.js';
+import { KAFKA_RUN_CLASS_OPTIONS } from './kafka-connect.js';
 
 /** `kafka-producer-perf-test.sh`'s heap, and `kafka-run-class.sh`'s G1 options. */
-const PERF_JVM_OPTIONS = [
-  '-Xmx512M',
-  '-server',
-  '-XX:+UseG1GC',
-  '-XX:MaxGCPauseMillis=20',
-  '-XX:InitiatingHeapOccupancyPercent=35',
-  '-XX:+ExplicitGCInvokesConcurrent',
-  '-XX:MaxInlineLevel=15',
-  '-Djava.awt.headless=true',
-];
+const PERF_JVM_OPTIONS = ['-Xmx512M', ...KAFKA_RUN_CLASS_OPTIONS];
 
 export function producerPerformance(
   settings: BenchSettings,
