@@ -197,12 +197,7 @@ export class TaskRunner<P, O, C> {
         const entry = stored.get(this.encodePartition(partition).key);
         return entry ? decode(entry) : undefined;
       },
-      offsets: async () =>
-        [...stored.values()].map((entry) => {
-          const partition = codec.decodePartition(entry.partition);
-          if (!partition.ok) throw new OffsetDecodeError(connector, entry.partition, partition.problems);
-          return { partition: partition.value, offset: decode(entry) };
-        }),
+      offsets: async () => this.decodeAll(stored.values()),
     };
     return { connector, taskId: this.options.taskId, clock: this.clock, offsets, logger: this.log };
   }

@@ -200,11 +200,7 @@ export class MockRuntime<P, O, C> {
 
   /** Every committed offset, decoded. */
   async committedOffsets(): Promise<Array<OffsetUpdate<P, O>>> {
-    return (await this.store.read(this.connector)).flatMap((e) => {
-      const p = this.current.offsets.decodePartition(e.partition);
-      const o = this.current.offsets.decodeOffset(e.offset);
-      return p.ok && o.ok ? [{ partition: p.value, offset: o.value }] : [];
-    });
+    return this.decodeEntries(await this.store.read(this.connector));
   }
 
   /** Flushes offsets now, as the flush timer would. Resolves true when the flush succeeded. */
