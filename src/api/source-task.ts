@@ -109,8 +109,12 @@ export abstract class SourceTask<P = unknown, O = unknown, C = unknown> {
   /**
    * KIP-910's offset-only update: called before each flush with the offsets about to be
    * committed. Return fresher offsets, also for partitions that had no records; they are
-   * committed as if acknowledged, after every earlier record of their partition. Return
-   * nothing to change nothing.
+   * committed as if acknowledged. Return nothing to change nothing.
+   *
+   * The task is shown acknowledged offsets only, so an update for a partition that still has
+   * records in flight (or got one while this hook ran) is not taken: it could be older than
+   * what those records will commit. It is asked again at the next flush, once they are
+   * acknowledged and their offset is among those shown.
    */
   updateOffsets?(
     pending: ReadonlyArray<OffsetUpdate<P, O>>,

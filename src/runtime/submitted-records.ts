@@ -29,23 +29,24 @@ export interface Committable<P, O> {
 export class SubmittedRecords<P, O> {
   private readonly queues = new Map<string, PartitionQueue<P, O>>();
   private unacked = 0;
-  private submits = 0;
-  /** The number of the last {@link submit} per partition key (kept after its queue drains). */
-  private readonly lastSubmits = new Map<string, number>();
 
   /** Records submitted and neither acknowledged nor failed. */
   get inFlight(): number {
     return this.unacked;
   }
 
-  /** How many records were submitted so far: a mark to compare {@link lastSubmit} with. */
-  get submitCount(): number {
-    return this.submits;
+  /**
+   * Source partitions with records not yet taken by {@link takeCommittable} (in flight, failed,
+   * or acknowledged behind one that is not). Nothing is kept for a partition once its queue
+   * drains, so this is bounded by the partitions in flight, not by every partition ever seen.
+   */
+  get partitionCount(): number {
+    return this.queues.size;
   }
 
-  /** The {@link submitCount} just after the last record of this partition was submitted; 0 if none. */
-  lastSubmit(key: string): number {
-    return this.lastSubmits.get(key) ?? 0;
+  /** True while the partition has records not yet taken by {@link takeCommittable}. */
+  has(key: string): boolean {
+    return this.queues.has(key);
   }
 
   /** Adds a record at the end of its partition's queue; call {@link ack} when Kafka acknowledged it. */
@@ -53,7 +54,6 @@ export class SubmittedRecords<P, O> {
     const record: SubmittedRecord<O> = { acked: false, settled: false, offset };
     this.queueFor(key, partition).records.push(record);
     this.unacked++;
-    this.lastSubmits.set(key, ++this.submits);
     return record;
   }
 

@@ -455,13 +455,15 @@ export class TaskRunner<P, O, C> {
   }
 
   /**
-   * KIP-910: asks the task for fresher offsets and queues them as acknowledged behind the
-   * records already submitted for their partitions. An update for a partition that got a new
-   * record while the hook ran is dropped (the task is asked again at the next flush): it was
-   * computed without that record and could move the offset backwards.
+   * KIP-910: asks the task for fresher offsets than the acknowledged ones it is shown. The task
+   * never sees records still in flight, so its update could be older than what they will
+   * commit: an update is taken only for a partition with nothing submitted and not yet
+   * committable, and whose pending offset did not change while the hook ran. Any other update
+   * is dropped (the task is asked again at the next flush, when it sees those records' offset),
+   * so an update never moves an offset behind records already submitted.
    */
   private async applyOffsetUpdates(): Promise<void> {
-    const mark = this.submitted.submitCount;
+    const shown = new Map(this.pending);
     let fresher: ReadonlyArray<OffsetUpdate<P, O>> | undefined;
     try {
       const current = this.decodeAll(this.pending.values());
@@ -486,8 +488,16 @@ export class TaskRunner<P, O, C> {
     for (const update of fresher ?? []) {
       try {
         const part = this.encodePartition(update.partition);
-        if (this.submitted.lastSubmit(part.key) > mark) continue;
-        this.submitted.submitAcked(part.key, part.encoded, this.encodeOffset(update.offset));
+        // Records in flight (or sent while the hook ran, acknowledged or not) will commit
+        // offsets the task did not see: its update could be older than theirs.
+        if (this.submitted.has(part.key) || this.pending.get(part.key) !== shown.get(part.key)) {
+          this.log.debug(
+            { event: 'task.updateOffsets.deferred', partition: part.encoded },
+            'updateOffsets() returned an offset for a partition with records in flight; asked again at the next flush',
+          );
+          continue;
+        }
+        this.pending.set(part.key, { partition: part.encoded, offset: this.encodeOffset(update.offset) });
       } catch (e) {
         this.log.warn(
           { event: 'task.updateOffsets.invalid', err: e },
@@ -495,7 +505,6 @@ export class TaskRunner<P, O, C> {
         );
       }
     }
-    this.takeCommittable();
   }
 
   private writeSettled(write: Promise<unknown>): void {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { defer, Observable, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { HeartbeatRecord } from '../../src/api/source-record.js';
@@ -117,7 +118,7 @@ describe('heartbeats', () => {
 });
 
 describe('offset-only updates (updateOffsets)', () => {
-  it('commits fresher offsets, also for partitions without records, after the earlier records of their partition', async () => {
+  it('commits fresher offsets, also for partitions without records, and asks again for a partition with records in flight', async () => {
     const task = new ScriptedTask();
     task.rounds = [() => of(record('a', 1), record('a', 2))];
     const seen: unknown[] = [];
@@ -136,14 +137,105 @@ describe('offset-only updates (updateOffsets)', () => {
     await run.advanceBy('1s');
     expect(seen[0]).toEqual([{ partition: { stream: 'a' }, offset: { n: 1 } }]);
     expect(await run.committedOffset({ stream: 'idle' })).toEqual({ n: 99 });
-    // a/2 is not acknowledged: the update for a waits behind it.
+    // a/2 is not acknowledged: the task did not see it, so its update for a is not taken.
     expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 1 });
     await run.releaseAcks();
-    task.updateOffsets = () => undefined;
     await run.advanceBy('1s');
+    expect(seen[1]).toEqual([{ partition: { stream: 'a' }, offset: { n: 2 } }]);
     expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 10 });
     expect(run.heartbeats).toHaveLength(0);
     await run.stop();
+  });
+
+  it('never commits an update older than records of its partition still in flight (records 1-5 acknowledged, update 3)', async () => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of(record('a', 1), record('a', 2), record('a', 3), record('a', 4), record('a', 5))];
+    // A task that moves each offset it is shown one step on: shown a/2, it says a/3.
+    task.updateOffsets = (pending) => pending.map((p) => ({ partition: p.partition, offset: { n: p.offset.n + 1 } }));
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      workerConfig: { 'offset.flush.interval.ms': 1000 },
+      holdAcks: (r) => r.sourceOffset.n >= 3,
+    });
+    await run.advanceBy('1s');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 2 });
+    await run.releaseAcks();
+    await run.advanceBy('1s');
+    // Records 1-5 are acknowledged: a commits 5 or later, never the update's 3 (or 3's successor, 4).
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 6 });
+    expect(run.flushes.map((f) => f.find((e) => e.partition.stream === 'a')?.offset.n)).toEqual([2, 6]);
+    await run.stop();
+  });
+
+  it("keeps every committed offset at or after its partition's acknowledged records, whatever the acks and flushes", async () => {
+    const action = fc.oneof(
+      fc.record({
+        kind: fc.constant('emit' as const),
+        stream: fc.constantFrom('a', 'b', 'c'),
+        count: fc.integer({ min: 1, max: 4 }),
+      }),
+      fc.record({
+        kind: fc.constant('release' as const),
+        stream: fc.constantFrom('a', 'b', 'c'),
+        upTo: fc.integer({ min: 0, max: 20 }),
+        order: fc.constantFrom('fifo' as const, 'lifo' as const),
+      }),
+      fc.record({ kind: fc.constant('flush' as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(action, { minLength: 1, maxLength: 25 }),
+        fc.subarray(['a', 'b', 'c', 'idle']),
+        async (actions, updated) => {
+          const task = new ScriptedTask();
+          const queued: Array<ReturnType<typeof record>> = [];
+          const emitted = new Map<string, number>();
+          task.poll = () => defer(() => of(...queued.splice(0)));
+          // A well-behaved task: one step on from each offset it is shown, for the partitions it updates.
+          task.updateOffsets = (pending) => [
+            ...pending
+              .filter((p) => updated.includes(p.partition.stream))
+              .map((p) => ({ partition: p.partition, offset: { n: p.offset.n + 1 } })),
+            ...(updated.includes('idle') ? [{ partition: { stream: 'idle' }, offset: { n: 1 } }] : []),
+          ];
+          const run = await MockRuntime.start(() => task, {
+            config: {},
+            workerConfig: { 'offset.flush.interval.ms': 3_600_000 },
+            holdAcks: () => true,
+          });
+          for (const a of actions) {
+            if (a.kind === 'emit') {
+              for (let i = 0; i < a.count; i++) {
+                const n = (emitted.get(a.stream) ?? 0) + 1;
+                emitted.set(a.stream, n);
+                queued.push(record(a.stream, n));
+              }
+              await run.advanceBy('1s');
+            } else if (a.kind === 'release') {
+              await run.releaseAcks((r) => r.sourcePartition.stream === a.stream && r.sourceOffset.n <= a.upTo, a.order);
+            } else {
+              await run.flush();
+            }
+          }
+          run.sender.clearRules();
+          await run.releaseAcks();
+          await run.stop();
+          const last = new Map<string, number>();
+          for (const flush of run.flushes) {
+            for (const { partition, offset } of flush) {
+              const before = last.get(partition.stream) ?? 0;
+              expect(offset.n, `partition ${partition.stream} moved back`).toBeGreaterThanOrEqual(before);
+              last.set(partition.stream, offset.n);
+            }
+          }
+          for (const [stream, n] of emitted) {
+            const committed = (await run.committedOffset({ stream }))?.n ?? -1;
+            expect(committed, `partition ${stream} once every record was acknowledged`).toBeGreaterThanOrEqual(n);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 
   it('drops an update for a partition that got a record while the hook ran, so the offset never moves back', async () => {

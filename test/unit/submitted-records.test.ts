@@ -76,4 +76,24 @@ describe('SubmittedRecords', () => {
     sr.ack(h);
     expect(sr.inFlight).toBe(1);
   });
+
+  it('keeps nothing for a partition once its records are committable: 100,000 partitions leave no state behind', () => {
+    const sr = new SubmittedRecords<{ file: number }, number>();
+    // A source with a partition per file: each one seen once, a few in flight at a time.
+    let held = [] as Array<ReturnType<typeof sr.submit>>;
+    for (let file = 0; file < 100_000; file++) {
+      held.push(sr.submit(`f${file}`, { file }, 1));
+      if (held.length === 100) {
+        for (const h of held) sr.ack(h);
+        held = [];
+        expect(sr.takeCommittable().size).toBe(100);
+        expect(sr.partitionCount).toBe(0);
+      }
+    }
+    expect(sr.inFlight).toBe(0);
+    // Every map the tracker holds is empty, whatever it calls them.
+    const maps = Object.values(sr).filter((v): v is Map<unknown, unknown> => v instanceof Map);
+    expect(maps.length).toBeGreaterThan(0);
+    expect(maps.map((m) => m.size)).toEqual(maps.map(() => 0));
+  });
 });
