@@ -558,8 +558,9 @@ export class TaskRunner<P, O, C> {
     this.heartbeatTimer?.unsubscribe();
     this.wake();
     const timeout = this.settings.shutdownTimeoutMs;
-    // Never call the task's stop() while its start() still runs.
-    if (this.starting) await withTimeout(this.clock, this.starting, timeout);
+    // Never call the task's stop() while its start() still runs: a stop() that comes first
+    // would leak whatever start() opens after it (a replication connection, a socket).
+    const startSettled = this.starting ? (await withTimeout(this.clock, this.starting, timeout)).ok : true;
     if (!(await withTimeout(this.clock, this.loop, timeout)).ok) {
       this.log.warn({ event: 'task.stop.round.timeout' }, `poll round still running after ${timeout} ms; abandoned`);
     }
@@ -569,21 +570,32 @@ export class TaskRunner<P, O, C> {
     // A write that timed out may still land: give it the grace period before the final flush.
     if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, timeout);
     if (this.taskStarted) await this.flushNow();
-    if (this.startAttempted) {
-      const stopped = await withTimeout(
-        this.clock,
-        Promise.resolve().then(() => this.task.stop()),
-        timeout,
+    if (this.startAttempted && startSettled) await this.stopTask(timeout);
+    else if (this.startAttempted) {
+      this.log.warn(
+        { event: 'task.start.outlived.stop' },
+        `start() still running after task.shutdown.graceful.timeout.ms (${timeout} ms); stop() is called once it returns`,
       );
-      if (!stopped.ok) {
-        this.log.warn(
-          { event: 'task.stop.failed', err: stopped.error },
-          stopped.timedOut ? `stop() did not return within ${timeout} ms; not waited for` : 'stop() threw; ignored',
-        );
-      }
+      const starting = this.starting as Promise<void>;
+      void starting.then(() => this.stopTask(timeout));
     }
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
     this.log.info({ event: 'task.stopped', state: this.status.state }, 'task stopped');
+  }
+
+  /** Calls the task's stop() once, bounded by the grace period; never rejects. */
+  private async stopTask(timeout: number): Promise<void> {
+    const stopped = await withTimeout(
+      this.clock,
+      Promise.resolve().then(() => this.task.stop()),
+      timeout,
+    );
+    if (!stopped.ok) {
+      this.log.warn(
+        { event: 'task.stop.failed', err: stopped.error },
+        stopped.timedOut ? `stop() did not return within ${timeout} ms; not waited for` : 'stop() threw; ignored',
+      );
+    }
   }
 
   private async awaitInFlight(timeoutMs: number): Promise<void> {

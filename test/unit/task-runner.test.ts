@@ -533,4 +533,49 @@ describe('TaskRunner lifecycle', () => {
     expect(events).toEqual(['start', 'started', 'stop']);
     expect(runner.status.state).toBe('STOPPED');
   });
+
+  it('calls stop() once a start() that outlived the grace period returns, so what start() opened is closed', async () => {
+    const clock = new VirtualClock();
+    const events: string[] = [];
+    let open = false;
+    class LateOpeningTask extends CounterTask {
+      override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+        events.push('start');
+        await context.clock.sleep(3000);
+        await super.start(config, context);
+        // e.g. postgres-cdc opening its replication connection
+        open = true;
+        events.push('opened');
+      }
+      override stop(): void {
+        open = false;
+        events.push('stop');
+      }
+    }
+    const runner = new TaskRunner({
+      connector: 'c',
+      taskId: 0,
+      task: new LateOpeningTask(),
+      config: { topic: 't', limit: 0 },
+      settings: resolveTaskSettings({ 'task.shutdown.graceful.timeout.ms': 1000 }, {}),
+      sender: new MockSender(clock),
+      offsetStore: new MemoryOffsetStore(),
+      clock,
+    });
+    const starting = runner.start();
+    await clock.settle();
+    const stopping = runner.stop();
+    await clock.advanceBy('1100ms');
+    await stopping;
+    // The stop gave up waiting for start() after the grace period, without calling stop() under it.
+    expect(runner.status.state).toBe('STOPPED');
+    expect(events).toEqual(['start']);
+    await clock.advanceBy('3s');
+    await starting;
+    await clock.settle();
+    expect(events).toEqual(['start', 'opened', 'stop']);
+    expect(open).toBe(false);
+    // It never polled: the task stopped before it could run.
+    expect(runner.status.state).toBe('STOPPED');
+  });
 });
