@@ -559,6 +559,14 @@ async function checkStop<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
       `the poll round or the in-flight records outlasted task.shutdown.graceful.timeout.ms (${grace} ms): end poll() rounds promptly`,
     )
     .toEqual([]);
+  // Virtual time runs out the grace period of a stop() that never returns at once, so its
+  // duration alone passes such a task: the runner's warning is what tells.
+  vitestApi()
+    .expect(
+      events.filter((e) => e === 'task.stop.failed'),
+      `stop() did not return within task.shutdown.graceful.timeout.ms (${grace} ms), or threw: it must release the source and return (a stop() waiting on something that never comes leaks it)`,
+    )
+    .toEqual([]);
   vitestApi()
     .expect(took, `stopping took ${took} ms of virtual time, more than task.shutdown.graceful.timeout.ms (${grace} ms)`)
     .toBeLessThanOrEqual(grace);

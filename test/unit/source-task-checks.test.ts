@@ -118,6 +118,26 @@ describe('the source task contract', () => {
     await expect(check(SlowTask, 'stop').run()).rejects.toThrow(/outlasted task.shutdown.graceful.timeout.ms/);
   });
 
+  it('catches a task whose stop() never returns', async () => {
+    class HangingStopTask extends CounterTask {
+      override stop(): Promise<void> {
+        return new Promise(() => {});
+      }
+    }
+    await expect(check(HangingStopTask, 'stop').run()).rejects.toThrow(
+      /stop\(\) did not return within task.shutdown.graceful.timeout.ms/,
+    );
+  });
+
+  it('catches a task whose stop() throws', async () => {
+    class ThrowingStopTask extends CounterTask {
+      override stop(): void {
+        throw new Error('socket already closed');
+      }
+    }
+    await expect(check(ThrowingStopTask, 'stop').run()).rejects.toThrow(/stop\(\) did not return .*, or threw/);
+  });
+
   it('catches an invalid config that decodes', async () => {
     const config = { ...base.config, invalid: { topic: 'fine' } } as Options['config'];
     await expect(check(CounterTask, 'config', { config }).run()).rejects.toThrow(/config.invalid must not decode/);
