@@ -10,6 +10,7 @@ import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetada
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
 import type { TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
+import { MAX_TOPIC_LENGTH, topicNameProblem } from './topic-name.js';
 
 /** Instrumentation: called synchronously as things happen. Keep listeners cheap. */
 export interface TaskListener {
@@ -73,6 +74,9 @@ export class TaskRunner<P, O, C> {
   /** The last partition encoded (object and result): most records repeat their predecessor's partition. */
   private lastPartition: object | undefined;
   private lastEncoded: EncodedPartition | undefined;
+  /** Topics already found valid, and the last one (most records go where their predecessor went). */
+  private readonly validTopics = new Set<string>();
+  private lastTopic: string | undefined;
   private flushing: Promise<boolean> | undefined;
   private storeWrite: Promise<unknown> | undefined;
 
@@ -286,6 +290,7 @@ export class TaskRunner<P, O, C> {
           'has no topic',
           'every record from poll() needs one; heartbeat records come from produceHeartbeatRecords()',
         );
+      if (topic !== this.lastTopic) this.checkTopic(topic, record);
       const partition = record.kafkaPartition;
       if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0)) {
         throw this.invalid(record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
@@ -306,6 +311,25 @@ export class TaskRunner<P, O, C> {
     } catch (e) {
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
     }
+  }
+
+  /** Fails the record unless Kafka would accept its topic; each distinct topic is checked once. */
+  private checkTopic(topic: string, record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
+    if (!this.validTopics.has(topic)) {
+      const problem = topicNameProblem(topic);
+      if (problem !== undefined) {
+        const shown = topic.length > 60 ? `${topic.slice(0, 60)}...` : topic;
+        throw this.invalid(
+          record,
+          `has the topic '${shown}', which ${problem}`,
+          `Kafka topic names are 1 to ${MAX_TOPIC_LENGTH} ASCII letters, digits, '.', '_' or '-', and not '.' or '..'`,
+        );
+      }
+      // A task routing to a topic per entity must not grow this without bound.
+      if (this.validTopics.size >= 10_000) this.validTopics.clear();
+      this.validTopics.add(topic);
+    }
+    this.lastTopic = topic;
   }
 
   private invalid(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, what: string, accepted: string): TributaryError {

@@ -84,6 +84,52 @@ describe('poll rounds', () => {
     expect((status.error as { code?: string }).code).toBe('RECORD_INVALID');
   });
 
+  it.each([
+    ['longer than 249 characters', `t-${'c'.repeat(2100)}`, "is 2102 characters long, more than Kafka's 249"],
+    ['with a space', 'a b', 'contains characters Kafka does not allow'],
+    ['with a non-ASCII letter', 'zürich', 'contains characters Kafka does not allow'],
+    ['"."', '.', "is '.', which Kafka does not allow"],
+    ['".."', '..', "is '..', which Kafka does not allow"],
+  ])('fails the task with RECORD_INVALID on a topic Kafka refuses (%s), sending nothing to it', async (_, topic, problem) => {
+    const task = new ScriptedTask();
+    task.rounds = [() => of(record('a', 1, 'fine'), record('a', 2, topic), record('a', 3, 'fine'))];
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('100ms');
+    const status = run.status;
+    expect(status.state).toBe('FAILED');
+    if (status.state !== 'FAILED') return;
+    expect((status.error as { code?: string }).code).toBe('RECORD_INVALID');
+    expect(status.trace).toContain(problem);
+    expect(status.trace).toContain('{"stream":"a"}, offset {"n":2}');
+    expect(run.sender.sent.map((r) => r.topic)).toEqual(['fine']);
+    // What was acknowledged before the bad record is still committed.
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 1 });
+  });
+
+  it("accepts Kafka's legal topic names up to 249 characters", async () => {
+    const topics = ['a', 'A-z_0.9', '...', `x${'y'.repeat(248)}`];
+    const task = new ScriptedTask();
+    task.rounds = [() => of(...topics.map((t, i) => record('a', i + 1, t)), record('a', 5, 'a'))];
+    const run = await MockRuntime.start(() => task, { config: {} });
+    await run.advanceBy('100ms');
+    expect(run.status.state).toBe('RUNNING');
+    expect(run.dataRecords.map((r) => r.topic)).toEqual([...topics, 'a']);
+    await run.stop();
+  });
+
+  it('fails the task with RECORD_INVALID when its heartbeat topic is one Kafka refuses', async () => {
+    const task = new ScriptedTask();
+    task.heartbeat = () => of({ sourcePartition: { stream: 'a' }, sourceOffset: { n: 1 } });
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      connectorConfig: { 'heartbeat.interval.ms': 100, 'heartbeat.topic': 'beats/a' },
+    });
+    await run.advanceBy('200ms');
+    expect(run.status.state).toBe('FAILED');
+    expect(run.status.state === 'FAILED' && (run.status.error as { code?: string }).code).toBe('RECORD_INVALID');
+    expect(run.sender.sent).toEqual([]);
+  });
+
   it('fails the task on an invalid Kafka partition', async () => {
     const task = new ScriptedTask();
     task.rounds = [() => of({ ...record('a', 1), kafkaPartition: -1 })];
