@@ -28,6 +28,9 @@ export class JsonLinesSender implements RecordSender {
     private readonly now: () => number = Date.now,
   ) {
     if ('directory' in target) mkdirSync(target.directory, { recursive: true });
+    // A write error (EPIPE on stdout, a full disk) reaches each record's callback, failing its
+    // task; without a listener the stream's 'error' event would end the whole process.
+    else target.stream.on('error', ignoreStreamError);
   }
 
   send(record: OutgoingRecord, onDone: SendCallback): void {
@@ -70,14 +73,24 @@ export class JsonLinesSender implements RecordSender {
       [...this.streams.values()].map((s) => new Promise<void>((resolve) => (s as WriteStream).end(() => resolve()))),
     );
     this.streams.clear();
+    if ('stream' in this.target) this.target.stream.off('error', ignoreStreamError);
   }
 
   private streamFor(topic: string): Writable {
     if ('stream' in this.target) return this.target.stream;
     let stream = this.streams.get(topic);
     if (!stream) {
-      stream = createWriteStream(join(this.target.directory, `${topic.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`), { flags: 'a' });
-      this.streams.set(topic, stream);
+      const opened = createWriteStream(join(this.target.directory, `${topic.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`), {
+        flags: 'a',
+      });
+      // A file that cannot be opened or written (ENAMETOOLONG, EACCES, ENOSPC) fails the records
+      // written to it through their callbacks; it must not end the process. The next record of
+      // the topic tries a fresh stream.
+      opened.on('error', () => {
+        if (this.streams.get(topic) === opened) this.streams.delete(topic);
+      });
+      this.streams.set(topic, opened);
+      stream = opened;
     }
     return stream;
   }
@@ -94,15 +107,30 @@ export class JsonLinesSender implements RecordSender {
     }
     for (const [stream, items] of byStream) {
       stream.write(`${items.map((i) => i.line).join('\n')}\n`, (error) => {
-        for (const item of items) {
-          this.outstanding--;
-          item.onDone(error ?? undefined, error ? undefined : item.metadata);
+        let next = 0;
+        const callBack = () => {
+          while (next < items.length) {
+            const item = items[next++] as (typeof items)[number];
+            this.outstanding--;
+            item.onDone(error ?? undefined, error ? undefined : item.metadata);
+          }
+        };
+        // A callback that throws must neither escape into the stream (and the process) nor
+        // keep the records after it from being called back.
+        while (next < items.length) {
+          try {
+            callBack();
+          } catch (e) {
+            process.emitWarning(`a record callback of the JSON lines sender threw: ${(e as Error)?.stack ?? String(e)}`);
+          }
         }
         if (this.outstanding === 0) for (const w of this.idle.splice(0)) w();
       });
     }
   }
 }
+
+function ignoreStreamError(): void {}
 
 function decode(buf: Buffer | null): unknown {
   if (buf === null) return null;

@@ -100,7 +100,7 @@ export class TaskRunner<P, O, C> {
     this.clock = options.clock ?? systemClock;
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
-    this.listener = options.listener ?? {};
+    this.listener = guardListener(options.listener ?? {}, this.log);
   }
 
   /** The current state. */
@@ -140,7 +140,9 @@ export class TaskRunner<P, O, C> {
     this.setStatus({ state: this.options.startPaused ? 'PAUSED' : 'RUNNING' });
     this.log.info({ event: 'task.started' }, 'task started');
     this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
-    if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe();
+    // heartbeats() fails the task on an error itself; the handler keeps RxJS from rethrowing it
+    // outside the task, where it would end the process.
+    if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe({ error: () => {} });
     this.loop = this.pollLoop();
   }
 
@@ -423,9 +425,15 @@ export class TaskRunner<P, O, C> {
   }
 
   private runFlush(): Promise<boolean> {
-    const run = this.flushOnce().finally(() => {
-      if (this.flushing === run) this.flushing = undefined;
-    });
+    // Never rejects: a periodic flush has no caller to take its error.
+    const run = this.flushOnce()
+      .catch((e: unknown) => {
+        this.flushFailed(toTributaryError(e, 'OFFSET_FLUSH_FAILED', `Offset flush of task ${this.id} failed`));
+        return false;
+      })
+      .finally(() => {
+        if (this.flushing === run) this.flushing = undefined;
+      });
     this.flushing = run;
     return run;
   }
@@ -446,7 +454,13 @@ export class TaskRunner<P, O, C> {
     const entries: OffsetEntry[] = [...toFlush.values()].map((e) => ({ partition: e.partition, offset: e.offset }));
     // Stores apply writes in call order (see OffsetStore), so a write that timed out here and
     // lands later cannot overwrite a newer one.
-    const write = this.store.write(this.options.connector, entries);
+    let write: Promise<void>;
+    try {
+      write = this.store.write(this.options.connector, entries);
+    } catch (e) {
+      // A store that throws instead of rejecting: the offsets go back for the next flush.
+      write = Promise.reject(e);
+    }
     this.storeWrite = write;
     write.then(
       () => this.writeSettled(write),
@@ -641,6 +655,26 @@ export class TaskRunner<P, O, C> {
   private setStatus(status: TaskStatus): void {
     this.state$.next(status);
   }
+}
+
+/** The listener with every callback guarded: instrumentation that throws is logged, never fails or crashes anything. */
+function guardListener(listener: TaskListener, log: Logger): TaskListener {
+  const guard =
+    <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
+    (...args: A): void => {
+      if (fn === undefined) return;
+      try {
+        fn.apply(listener, args);
+      } catch (e) {
+        log.warn({ event: 'task.listener.failed', err: e }, `task listener ${name}() threw; ignored`);
+      }
+    };
+  return {
+    recordAcked: guard('recordAcked', listener.recordAcked),
+    offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),
+    flushFailed: guard('flushFailed', listener.flushFailed),
+    committed: guard('committed', listener.committed),
+  };
 }
 
 function safeJson(v: unknown): string {

@@ -206,6 +206,74 @@ describe('failure', () => {
   });
 });
 
+describe('failures that must stay inside the task', () => {
+  /** A runner of a scripted task on a virtual clock, with the warnings it logs. */
+  function runner(options: { store?: MemoryOffsetStore; listener?: ConstructorParameters<typeof TaskRunner>[0]['listener'] }) {
+    const clock = new VirtualClock();
+    const task = new ScriptedTask();
+    const warnings: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn: (fields: object) => warnings.push(String((fields as { event?: string }).event)),
+      error() {},
+      child: () => logger,
+    };
+    const store = options.store ?? new MemoryOffsetStore();
+    const run = new TaskRunner({
+      connector: 'c',
+      taskId: 0,
+      task,
+      config: {},
+      settings: resolveTaskSettings(FLUSH, {}),
+      sender: new MockSender(clock),
+      offsetStore: store,
+      clock,
+      logger,
+      listener: options.listener,
+    });
+    return { clock, task, run, store, warnings };
+  }
+
+  it('keeps running and committing when its instrumentation listener throws', async () => {
+    const { clock, task, run, store, warnings } = runner({
+      listener: {
+        recordAcked: () => {
+          throw new Error('metrics bug');
+        },
+      },
+    });
+    task.rounds = [() => of(record('a', 1), record('a', 2))];
+    await run.start();
+    await clock.advanceBy('1s');
+    expect(run.status.state).toBe('RUNNING');
+    expect(await store.read('c')).toEqual([{ partition: { stream: 'a' }, offset: { n: 2 } }]);
+    expect(warnings).toContain('task.listener.failed');
+    await run.stop();
+  });
+
+  it('keeps the offsets of a flush whose store throws instead of rejecting, and writes them at the next flush', async () => {
+    class ThrowingOnceStore extends MemoryOffsetStore {
+      calls = 0;
+      override write(connector: string, entries: Parameters<MemoryOffsetStore['write']>[1]): Promise<void> {
+        if (this.calls++ === 0) throw new Error('disk gone');
+        return super.write(connector, entries);
+      }
+    }
+    const store = new ThrowingOnceStore();
+    const { clock, task, run, warnings } = runner({ store });
+    task.rounds = [() => of(record('a', 1))];
+    await run.start();
+    await clock.advanceBy('1s');
+    expect(warnings).toContain('offsets.flush.failed');
+    expect(await store.read('c')).toEqual([]);
+    await clock.advanceBy('1s');
+    expect(await store.read('c')).toEqual([{ partition: { stream: 'a' }, offset: { n: 1 } }]);
+    expect(run.status.state).toBe('RUNNING');
+    await run.stop();
+  });
+});
+
 describe('acknowledgements per source partition', () => {
   it('never commits past the first unacknowledged record of a partition, and partitions are independent', async () => {
     const run = await MockRuntime.start(CounterTask, {
