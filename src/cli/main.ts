@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { describeFailure, runStandalone } from './standalone.js';
+import { describeFailure, runStandalone, type StandaloneWorker } from './standalone.js';
 
 const program = new Command();
 program.name('tributary').description('Run Kafka source connectors written with Tributary.').version('0.1.0');
@@ -10,30 +10,44 @@ program
   .argument('<worker-config>', 'worker config (.properties or .json)')
   .argument('<connector-configs...>', 'one or more connector configs (.properties or .json)')
   .action(async (workerConfig: string, connectorConfigs: string[]) => {
-    let worker: Awaited<ReturnType<typeof runStandalone>>;
-    try {
-      worker = await runStandalone({ workerConfigPath: workerConfig, connectorConfigPaths: connectorConfigs });
-    } catch (e) {
-      process.stderr.write(`tributary: ${describeFailure(e)}\n`);
-      process.exit(1);
-    }
+    // Signals are handled from the first moment: one during start-up (REST listening, the
+    // first connectors streaming) stops gracefully too, instead of Node's default exit 143.
+    const startup = new AbortController();
+    let worker: StandaloneWorker | undefined;
     let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) {
-        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
-        process.exit(130);
-      }
-      stopping = true;
-      worker.stop().then(
+    const finish = (stopped: Promise<void>) =>
+      stopped.then(
         () => process.exit(0),
         (e: unknown) => {
           process.stderr.write(`tributary: stop failed: ${describeFailure(e)}\n`);
           process.exit(1);
         },
       );
+    const stop = (signal: string) => {
+      if (stopping) {
+        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      // While starting, runStandalone sees the abort and stops the worker before it resolves.
+      if (worker) void finish(worker.stop());
+      else startup.abort();
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    try {
+      worker = await runStandalone({
+        workerConfigPath: workerConfig,
+        connectorConfigPaths: connectorConfigs,
+        signal: startup.signal,
+        processGuards: true,
+      });
+    } catch (e) {
+      process.stderr.write(`tributary: ${describeFailure(e)}\n`);
+      process.exit(1);
+    }
+    // Stopped during start-up: worker.stop() returns the stop already done.
+    if (startup.signal.aborted) void finish(worker.stop());
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

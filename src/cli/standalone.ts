@@ -12,6 +12,7 @@ import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { readConnectorFile, readWorkerConfig } from './config-files.js';
 import { kafkaAdapters } from './kafka-adapters.js';
+import { installProcessGuards } from './process-guards.js';
 
 /** The offsets file of a standalone worker that names none. */
 export const DEFAULT_OFFSETS_FILE = '.tributary/offsets.json';
@@ -24,6 +25,18 @@ export interface StandaloneOptions {
   readonly logger?: Logger;
   /** Where embedded records go when `embedded.output` is `stdout` (the default). */
   readonly stdout?: NodeJS.WritableStream;
+  /**
+   * Stops the start-up: once aborted, no further connector is created and the worker is
+   * stopped gracefully (final offset flush) before `runStandalone` resolves with it. For
+   * SIGTERM or SIGINT during start-up.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * Installs {@link installProcessGuards} for the worker's life, so that an error escaping one
+   * connector's code is logged instead of ending the process. Default false: only a process
+   * that is nothing but this worker (the `tributary` command) should.
+   */
+  readonly processGuards?: boolean;
 }
 
 /** A standalone worker, with its REST API when `listeners` is not set empty. */
@@ -50,6 +63,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     ) as unknown as Logger);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
   const kafka = config['bootstrap.servers'] ? kafkaAdapters(config, logger) : undefined;
+  const uninstallProcessGuards = options.processGuards ? installProcessGuards(logger) : () => {};
   const uninstallGuard = kafka
     ? installKafkajsRejectionGuard((err) =>
         logger.warn({ event: 'kafkajs.unhandled', err }, 'kafkajs rejection no one handled; ignored'),
@@ -64,22 +78,30 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
       await rest?.close();
       await kafka?.close();
       uninstallGuard();
+      uninstallProcessGuards();
     },
   });
+  const aborted = () => options.signal?.aborted === true;
   try {
     await worker.start();
-    if (restOptions) {
+    if (restOptions && !aborted()) {
       rest = await RestServer.start(worker, restOptions, {
         logger,
         clusterId: kafka ? kafkaClusterId(config['bootstrap.servers'] ?? '') : undefined,
       });
     }
     for (const c of connectors) {
+      if (aborted()) break;
       await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
     }
   } catch (e) {
     await worker.stop();
-    throw e;
+    // A connector that failed because the worker was stopping under it is no start-up failure.
+    if (!aborted()) throw e;
+  }
+  if (aborted()) {
+    logger.info({ event: 'worker.startup.aborted' }, 'stop requested during start-up; stopping gracefully');
+    await worker.stop();
   }
   return Object.assign(worker, { rest });
 }

@@ -493,6 +493,7 @@ export class Worker {
   private readonly loadConnector: (spec: string) => Promise<SourceConnectorClass>;
   private readonly listPlugins: () => Promise<PluginDescriptor[]>;
   private stopping = false;
+  private stopped: Promise<void> | undefined;
 
   constructor(readonly options: WorkerOptions) {
     this.log = options.logger ?? silentLogger;
@@ -755,8 +756,13 @@ export class Worker {
     return { ...report, connectorClass };
   }
 
-  /** Stops every connector gracefully (final offset flush included), then the offset store. */
-  async stop(): Promise<void> {
+  /** Stops every connector gracefully (final offset flush included), then the offset store. A second call waits for the first. */
+  stop(): Promise<void> {
+    this.stopped ??= this.stopOnce();
+    return this.stopped;
+  }
+
+  private async stopOnce(): Promise<void> {
     this.log.info({ event: 'worker.stopping' }, 'worker stopping');
     this.stopping = true;
     const runners = [...this.runners.values()];

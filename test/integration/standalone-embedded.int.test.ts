@@ -32,6 +32,18 @@ async function waitFor(check: () => boolean, ms: number): Promise<void> {
   }
 }
 
+/** The JSON log lines of a run's stderr. */
+function logEvents(stderr: string): Array<Record<string, unknown>> {
+  return stderr.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
 describe('tributary standalone on the embedded default', () => {
   it('prints data and heartbeat records, stops on SIGTERM with a final flush, and resumes from it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
@@ -102,4 +114,111 @@ describe('tributary standalone on the embedded default', () => {
     expect(run.stderr()).toContain('Missing required configuration "topic"');
     expect(run.stderr()).toContain('rate: expected integer >= 0, got "fast"');
   }, 30_000);
+
+  it('keeps the other connectors running when one writes to a topic Kafka refuses, failing only its task with RECORD_INVALID', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    const out = join(dir, 'out');
+    const offsets = join(dir, 'offsets.json');
+    await writeFile(
+      join(dir, 'worker.properties'),
+      `listeners=http://127.0.0.1:0\nembedded.output=${out}\noffset.storage.file.filename=${offsets}\noffset.flush.interval.ms=600000\n`,
+    );
+    await writeFile(
+      join(dir, 'good.properties'),
+      ['name=good', 'connector.class=./examples/datagen/src/index.ts#DatagenConnector', 'topic=events', 'rate=200'].join('\n'),
+    );
+    // Too long for a file name, and for Kafka (at most 249 characters).
+    const longName = 'n'.repeat(2100);
+    await writeFile(
+      join(dir, 'bad.properties'),
+      [
+        `name=${longName}`,
+        'connector.class=./examples/datagen/src/index.ts#DatagenConnector',
+        `topic=t-${longName}`,
+        'rate=200',
+      ].join('\n'),
+    );
+    const run = startCli([
+      'standalone',
+      join(dir, 'worker.properties'),
+      join(dir, 'good.properties'),
+      join(dir, 'bad.properties'),
+    ]);
+    const events = () => readFile(join(out, 'events.jsonl'), 'utf8').catch(() => '');
+    const url = () => logEvents(run.stderr()).find((e) => e.event === 'rest.listening')?.url;
+    type Status = { name: string; tasks: Array<{ state: string; trace?: string }> };
+    const statuses = async (): Promise<Record<string, { status: Status }>> =>
+      (await fetch(`${url()}/connectors?expand=status`)).json() as Promise<Record<string, { status: Status }>>;
+    let exited: number | null | undefined;
+    void run.exited.then((code) => (exited = code));
+    await waitFor(() => logEvents(run.stderr()).some((e) => e.event === 'task.failed') || exited !== undefined, 30_000);
+    expect(exited, run.stderr()).toBeUndefined();
+    const bad = (await statuses())[longName]?.status;
+    expect(bad?.tasks[0]?.state).toBe('FAILED');
+    const failed = logEvents(run.stderr()).find((e) => e.event === 'task.failed');
+    expect(failed?.connector).toBe(longName);
+    expect((failed?.err as { code?: string } | undefined)?.code).toBe('RECORD_INVALID');
+    expect(bad?.tasks[0]?.trace).toContain("is 2102 characters long, more than Kafka's 249");
+    // The other connector goes on writing after the bad one failed.
+    const before = (await events()).split('\n').filter(Boolean).length;
+    const moreLines = async () => (await events()).split('\n').filter(Boolean).length > before;
+    const deadline = Date.now() + 10_000;
+    while (!(await moreLines()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await moreLines()).toBe(true);
+    expect((await statuses()).good?.status.tasks[0]?.state).toBe('RUNNING');
+    expect(exited).toBeUndefined();
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    const stored = JSON.parse(await readFile(offsets, 'utf8'));
+    expect(stored.connectors.good?.[0]?.offset.seq).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('stops gracefully on SIGTERM during start-up, with the first connectors already streaming', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    const offsets = join(dir, 'offsets.json');
+    await writeFile(
+      join(dir, 'worker.properties'),
+      `listeners=http://127.0.0.1:0\noffset.storage.file.filename=${offsets}\noffset.flush.interval.ms=600000\n`,
+    );
+    await writeFile(
+      join(dir, 'gen.properties'),
+      ['name=gen', 'connector.class=./examples/datagen/src/index.ts#DatagenConnector', 'topic=events', 'rate=100'].join('\n'),
+    );
+    // Its task takes 3 s to start: the worker is still starting while gen streams.
+    await writeFile(
+      join(dir, 'slow.properties'),
+      [
+        'name=slow',
+        'connector.class=./test/helpers/slow-start-connector.ts#SlowStartConnector',
+        'topic=slow',
+        'start.delay.ms=3000',
+      ].join('\n'),
+    );
+    const run = startCli([
+      'standalone',
+      join(dir, 'worker.properties'),
+      join(dir, 'gen.properties'),
+      join(dir, 'slow.properties'),
+    ]);
+    const started = (connector: string) =>
+      logEvents(run.stderr()).some((e) => e.event === 'task.started' && e.connector === connector);
+    await waitFor(
+      () => run.stdout().includes('"topic":"events"') && logEvents(run.stderr()).some((e) => e.event === 'rest.listening'),
+      30_000,
+    );
+    expect(started('gen')).toBe(true);
+    expect(started('slow')).toBe(false);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(logEvents(run.stderr()).map((e) => e.event)).toContain('worker.startup.aborted');
+    // The flush interval is 10 minutes: only the final flush of a graceful stop can have written this.
+    const lines = run
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const last = lines.filter((l) => l.topic === 'events').at(-1)?.value.seq;
+    const stored = JSON.parse(await readFile(offsets, 'utf8'));
+    expect(stored.connectors.gen).toEqual([{ partition: { sequence: 0, task: 0 }, offset: { seq: last } }]);
+  }, 60_000);
 });
