@@ -221,4 +221,46 @@ describe('tributary standalone on the embedded default', () => {
     const stored = JSON.parse(await readFile(offsets, 'utf8'));
     expect(stored.connectors.gen).toEqual([{ partition: { sequence: 0, task: 0 }, offset: { seq: last } }]);
   }, 60_000);
+
+  it("logs an error that escapes one connector's code and keeps the worker and the other connectors running", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    const offsets = join(dir, 'offsets.json');
+    await writeFile(join(dir, 'worker.properties'), `listeners=\noffset.storage.file.filename=${offsets}\n`);
+    await writeFile(
+      join(dir, 'gen.properties'),
+      ['name=gen', 'connector.class=./examples/datagen/src/index.ts#DatagenConnector', 'topic=events', 'rate=100'].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'buggy.properties'),
+      ['name=buggy', 'connector.class=./test/helpers/escaping-connector.ts#EscapingConnector', 'topic=x'].join('\n'),
+    );
+    const run = startCli([
+      'standalone',
+      join(dir, 'worker.properties'),
+      join(dir, 'gen.properties'),
+      join(dir, 'buggy.properties'),
+    ]);
+    let exited: number | null | undefined;
+    void run.exited.then((code) => (exited = code));
+    const logged = (event: string) => logEvents(run.stderr()).find((e) => e.event === event);
+    await waitFor(
+      () =>
+        (logged('process.uncaughtException') !== undefined && logged('process.unhandledRejection') !== undefined) ||
+        exited !== undefined,
+      30_000,
+    );
+    expect(exited, run.stderr()).toBeUndefined();
+    expect(logged('process.uncaughtException')?.level).toBe(50);
+    expect(String(logged('process.uncaughtException')?.msg)).toContain('thrown from a timer of the escaping task');
+    expect(String(logged('process.unhandledRejection')?.msg)).toContain('rejected with no handler by the escaping task');
+    const count = () =>
+      run
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('"topic":"events"')).length;
+    const before = count();
+    await waitFor(() => count() > before, 10_000);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  }, 60_000);
 });
