@@ -332,3 +332,28 @@ describe('Worker.createConnector with initial offsets (KIP-995)', () => {
     await w.stop();
   });
 });
+
+describe('Worker.stop', () => {
+  it('stops once when called twice (a signal during start-up and the start-up itself): the store and adapters close once', async () => {
+    let closes = 0;
+    let storeStops = 0;
+    class CountingStore extends MemoryOffsetStore {
+      override async stop(): Promise<void> {
+        storeStops++;
+      }
+    }
+    const { w } = worker(new CountingStore(), {
+      close: async () => {
+        closes++;
+      },
+    });
+    await w.start();
+    await w.createConnector('a', config());
+    const first = w.stop();
+    const second = w.stop();
+    await Promise.all([first, second]);
+    await w.stop();
+    expect({ closes, storeStops }).toEqual({ closes: 1, storeStops: 1 });
+    expect(w.connectorNames()).toEqual([]);
+  });
+});
