@@ -143,7 +143,11 @@ export class TaskRunner<P, O, C> {
     // heartbeats() fails the task on an error itself; the handler keeps RxJS from rethrowing it
     // outside the task, where it would end the process.
     if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe({ error: () => {} });
-    this.loop = this.pollLoop();
+    // The loop catches what a task does wrong; this is for what the runtime did not foresee,
+    // which must fail this task rather than stall it with a rejection no one handles.
+    this.loop = this.pollLoop().catch((e: unknown) =>
+      this.fail(toTributaryError(e, 'POLL_FAILED', `The poll loop of task ${this.id} failed`)),
+    );
   }
 
   /** Stops polling and heartbeats; offsets keep flushing. No-op unless RUNNING. */
@@ -245,6 +249,12 @@ export class TaskRunner<P, O, C> {
       let source: Observable<SourceRecord<P, O>>;
       try {
         source = this.task.poll();
+        if (typeof (source as Partial<Observable<unknown>> | undefined)?.subscribe !== 'function') {
+          throw new TributaryError(
+            'POLL_FAILED',
+            `poll() of task ${this.id} returned ${safeJson(source)}, not an Observable: return one (rxjs from() wraps a Promise or an array)`,
+          );
+        }
       } catch (e) {
         this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
         resolve(0);
@@ -309,7 +319,12 @@ export class TaskRunner<P, O, C> {
       };
       const part = this.encodePartition(record.sourcePartition);
       const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
-      this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
+      try {
+        this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
+      } catch (e) {
+        // send() must not throw (RecordSender); one that does gets no callback for this record.
+        this.onSent(handle, out, e instanceof Error ? e : new Error(safeJson(e)), undefined);
+      }
     } catch (e) {
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
     }

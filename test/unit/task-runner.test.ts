@@ -235,6 +235,47 @@ describe('failures that must stay inside the task', () => {
     return { clock, task, run, store, warnings };
   }
 
+  it('fails the task with POLL_FAILED when poll() returns something other than an Observable', async () => {
+    const { clock, task, run } = runner({});
+    task.poll = () => Promise.resolve([record('a', 1)]) as never;
+    await run.start();
+    await clock.advanceBy('100ms');
+    const status = run.status;
+    expect(status.state).toBe('FAILED');
+    if (status.state !== 'FAILED') return;
+    expect((status.error as { code?: string }).code).toBe('POLL_FAILED');
+    expect(status.trace).toContain('not an Observable');
+    await run.stop();
+  });
+
+  it('fails the task with SEND_FAILED when its sender throws instead of calling back, without waiting for that record', async () => {
+    const clock = new VirtualClock();
+    const task = new ScriptedTask();
+    task.rounds = [() => of(record('a', 1))];
+    const sender = new MockSender(clock);
+    sender.send = () => {
+      throw new Error('producer is disconnected');
+    };
+    const run = new TaskRunner({
+      connector: 'c',
+      taskId: 0,
+      task,
+      config: {},
+      settings: resolveTaskSettings(FLUSH, {}),
+      sender,
+      offsetStore: new MemoryOffsetStore(),
+      clock,
+    });
+    await run.start();
+    await clock.advanceBy('100ms');
+    const status = run.status;
+    expect(status.state).toBe('FAILED');
+    if (status.state !== 'FAILED') return;
+    expect((status.error as { code?: string }).code).toBe('SEND_FAILED');
+    expect(status.trace).toContain('producer is disconnected');
+    expect(run.inFlight).toBe(0);
+  });
+
   it('keeps running and committing when its instrumentation listener throws', async () => {
     const { clock, task, run, store, warnings } = runner({
       listener: {
