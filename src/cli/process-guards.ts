@@ -16,8 +16,8 @@ import { isKafkajsError } from '../kafka/kafkajs-errors.js';
  *
  * @example
  * ```ts
- * const uninstall = installProcessGuards(logger);
- * try { await worker.stopped; } finally { uninstall(); }
+ * const uninstall = installProcessGuards(worker.log);
+ * process.once('SIGTERM', () => void worker.stop().finally(uninstall));
  * ```
  */
 export function installProcessGuards(logger: Logger): () => void {
