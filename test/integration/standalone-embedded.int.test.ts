@@ -184,14 +184,14 @@ describe('tributary standalone on the embedded default', () => {
       join(dir, 'gen.properties'),
       ['name=gen', 'connector.class=./examples/datagen/src/index.ts#DatagenConnector', 'topic=events', 'rate=100'].join('\n'),
     );
-    // Its task takes 3 s to start: the worker is still starting while gen streams.
+    // Its task takes 5 s to start: the worker is still starting while gen streams.
     await writeFile(
       join(dir, 'slow.properties'),
       [
         'name=slow',
         'connector.class=./test/helpers/slow-start-connector.ts#SlowStartConnector',
         'topic=slow',
-        'start.delay.ms=3000',
+        'start.delay.ms=5000',
       ].join('\n'),
     );
     const run = startCli([
