@@ -856,9 +856,21 @@ function tombstone(entry: OffsetEntry): OffsetEntry {
   return { partition: entry.partition, offset: null };
 }
 
+/**
+ * The longest connector name, in characters (code points), that the worker takes: every REST
+ * route addresses a name up to this length, however it is percent-encoded in the URL.
+ */
+export const MAX_CONNECTOR_NAME_LENGTH = 1000;
+
 function checkName(name: string, config: Readonly<Record<string, string>>): void {
   const problems: string[] = [];
   if (name.trim() === '') problems.push('the connector name is empty: give a non-empty name');
+  const length = [...name].length;
+  if (length > MAX_CONNECTOR_NAME_LENGTH) {
+    problems.push(
+      `the connector name is ${length} characters long: give at most ${MAX_CONNECTOR_NAME_LENGTH}, so that every REST route can address it`,
+    );
+  }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) problems.push('the connector name contains control characters');
   if (config.name !== undefined && config.name !== name) {

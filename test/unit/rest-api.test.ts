@@ -14,7 +14,7 @@ import { SourceTask, type SourceTaskContext } from '../../src/api/source-task.js
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
 import type { OffsetStore } from '../../src/runtime/ports.js';
-import { Worker } from '../../src/runtime/worker.js';
+import { MAX_CONNECTOR_NAME_LENGTH, Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
 
@@ -618,6 +618,62 @@ describe('REST API: safety', () => {
       status: 500,
       body: { error_code: 500, message: 'Request timed out' },
     });
+  });
+
+  it('answers 400 to a JSON body that is not valid UTF-8 on every route that takes a body, and changes nothing', async () => {
+    const { call, app, worker } = await setUp();
+    await call('POST', '/connectors', { name: 'c', config: line(), initial_state: 'STOPPED' });
+    // "lines" followed by the lone bytes 0xC3 0x28 (not UTF-8), inside an otherwise valid JSON body.
+    const bad = (json: string) => {
+      const [before, after] = json.split('@@');
+      return Buffer.concat([Buffer.from(before ?? ''), Buffer.from([0xc3, 0x28]), Buffer.from(after ?? '')]);
+    };
+    const cases: Array<[string, string, Buffer]> = [
+      ['PUT', '/connectors/c/config', bad(JSON.stringify(line({ topic: 'lines@@' })))],
+      ['PATCH', '/connectors/c/config', bad(JSON.stringify({ topic: 'lines@@' }))],
+      ['POST', '/connectors', bad(JSON.stringify({ name: 'd', config: line({ topic: 'lines@@' }) }))],
+      [
+        'PATCH',
+        '/connectors/c/offsets',
+        bad(JSON.stringify({ offsets: [{ partition: { file: 'a@@' }, offset: { position: 1 } }] })),
+      ],
+      ['PUT', '/connector-plugins/line/config/validate', bad(JSON.stringify(line({ topic: 'lines@@' })))],
+    ];
+    for (const [method, url, payload] of cases) {
+      const res = await app.inject({ method: method as 'PUT', url, headers: { 'content-type': 'application/json' }, payload });
+      expect(res.statusCode, `${method} ${url}`).toBe(400);
+      expect(JSON.parse(res.body)).toEqual({ error_code: 400, message: expect.stringContaining('not valid UTF-8') });
+    }
+    expect(worker.describeConnector('c').config.topic).toBe('lines');
+    expect(worker.connectorNames()).toEqual(['c']);
+    expect((await call('GET', '/connectors/c/offsets')).body).toEqual({ offsets: [] });
+    const fine = await call('PATCH', '/connectors/c/config', { topic: 'línes-✓' });
+    expect(fine).toMatchObject({ status: 200, body: { config: { topic: 'línes-✓' } } });
+  });
+
+  it('reads, updates and deletes a connector of the longest name over every route, and refuses a longer name at create', async () => {
+    const { call, worker } = await setUp();
+    // 1000 characters of 4 UTF-8 bytes each: 12,000 characters once percent-encoded.
+    const longest = '🌊'.repeat(MAX_CONNECTOR_NAME_LENGTH);
+    const path = `/connectors/${encodeURIComponent(longest)}`;
+    expect((await call('POST', '/connectors', { name: longest, config: line(), initial_state: 'STOPPED' })).status).toBe(201);
+    expect((await call('GET', path)).body.name).toBe(longest);
+    expect((await call('GET', `${path}/status`)).body.name).toBe(longest);
+    expect((await call('GET', `${path}/offsets`)).status).toBe(200);
+    expect((await call('PATCH', `${path}/config`, { mode: 'slow' })).status).toBe(200);
+    expect((await call('PUT', `${path}/resume`)).status).toBe(202);
+    expect((await call('DELETE', path)).status).toBe(204);
+    expect(worker.connectorNames()).toEqual([]);
+    const tooLong = 'n'.repeat(2100);
+    for (const [method, url, body] of [
+      ['POST', '/connectors', { name: tooLong, config: line() }],
+      ['PUT', `/connectors/${tooLong}/config`, line()],
+    ] as const) {
+      const res = await call(method, url, body);
+      expect(res.status, method).toBe(400);
+      expect(res.body.message).toContain(`the connector name is 2100 characters long: give at most ${MAX_CONNECTOR_NAME_LENGTH}`);
+    }
+    expect(worker.connectorNames()).toEqual([]);
   });
 
   it('routes connector names with reserved characters when URL-encoded', async () => {
