@@ -231,7 +231,8 @@ export function offsetsChangedMessage(kind: 'altered' | 'reset', connectorManage
 
 /**
  * Validates offsets given from outside (a connector file, `POST /connectors`, `PATCH /offsets`):
- * each partition and non-null offset must decode through the task's codec, then the
+ * each partition and non-null offset must decode through the task's codec, keys it does not
+ * declare refused by their path (`DecodeOptions.exact`), then the
  * connector's `alterOffsets` must accept them all. Nothing is written here.
  * Returns the entries in stored (canonical) form.
  */
@@ -250,8 +251,9 @@ export async function validateOffsets<C>(
       problems.push(`offsets[${i}]: expected {"partition": {...}, "offset": {...} or null}`);
       return;
     }
-    const p = codec.decodePartition(entry.partition);
-    const o = entry.offset === null ? ({ ok: true, value: null } as const) : codec.decodeOffset(entry.offset);
+    // Submitted by a person: a key the codec does not know is a typo, refused rather than stored.
+    const p = codec.decodePartition(entry.partition, { exact: true });
+    const o = entry.offset === null ? ({ ok: true, value: null } as const) : codec.decodeOffset(entry.offset, { exact: true });
     if (!p.ok) problems.push(...p.problems.map((m) => `offsets[${i}].${m}`));
     if (!o.ok) problems.push(...o.problems.map((m) => `offsets[${i}].${m}`));
     if (p.ok && o.ok) {

@@ -452,6 +452,34 @@ describe('REST API: offsets (KIP-875) and create with offsets (KIP-995)', () => 
     });
   });
 
+  it('refuses submitted offsets with keys the codec does not know, naming each by its path, and stores nothing', async () => {
+    const { call, store } = await setUp();
+    const created = await call('POST', '/connectors', {
+      name: 'c',
+      config: line(),
+      initial_state: 'STOPPED',
+      offsets: [{ partition: { file: 'a', fiel: 'b' }, offset: { position: 5 } }],
+    });
+    expect(created.status).toBe(400);
+    expect(created.body.message).toContain('offsets[0].partition.fiel: unknown key (known: file)');
+    expect((await call('GET', '/connectors')).body).toEqual([]);
+    expect(await store.read('c')).toEqual([]);
+    await call('POST', '/connectors', { name: 'c', config: line(), initial_state: 'STOPPED' });
+    const patched = await call('PATCH', '/connectors/c/offsets', {
+      offsets: [
+        { partition: { file: 'a' }, offset: { position: 6 } },
+        { partition: { file: 'b' }, offset: { postion: 7, position: 7 } },
+      ],
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body.message).toContain('offsets[1].offset.postion: unknown key (known: position)');
+    expect(await store.read('c')).toEqual([]);
+    expect(
+      (await call('PATCH', '/connectors/c/offsets', { offsets: [{ partition: { file: 'a' }, offset: { position: 6 } }] })).status,
+    ).toBe(200);
+    expect(await store.read('c')).toEqual([{ partition: { file: 'a' }, offset: { position: 6 } }]);
+  });
+
   it("answers Connect's framework-managed message for a connector without its own alterOffsets", async () => {
     const { call } = await setUp();
     const created = await call('POST', '/connectors', {
