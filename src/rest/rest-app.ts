@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type Logger, silentLogger } from '../api/logger.js';
-import { MAX_CONNECTOR_NAME_LENGTH, type Worker } from '../runtime/worker.js';
+import { MAX_CONNECTOR_NAME_LENGTH, type PluginAccess, type Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
@@ -124,9 +124,11 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
 
   const routes = new RouteTable();
   addRootRoutes(routes, context.clusterId);
-  addConnectorsRoutes(routes, worker, log);
+  // A connector.class from a request names only a listed plugin, unless the operator allowed module paths.
+  const pluginAccess: PluginAccess = options.pluginModulePaths ? 'any' : 'listed';
+  addConnectorsRoutes(routes, worker, log, pluginAccess);
   addOffsetsRoutes(routes, worker);
-  addPluginsRoutes(routes, worker);
+  addPluginsRoutes(routes, worker, pluginAccess);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;
 }
