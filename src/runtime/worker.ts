@@ -7,11 +7,10 @@ import type { SourceConnector, SourceConnectorClass } from '../api/source-connec
 import {
   type ConfigReport,
   connectorManagesOffsets,
-  HIDDEN,
-  isSecretKey,
   maskConfig,
   maskingLogger,
   maskTaskConfig,
+  maskValue,
   reportConnectorConfig,
   resetOffsets,
   validateConnectorConfig,
@@ -820,7 +819,8 @@ export class Worker {
     const merged: Record<string, string> = { ...config };
     for (const [k, v] of Object.entries(config)) {
       const current = runner.config[k];
-      if (v === HIDDEN && current !== undefined && isSecretKey(k, runner.passwords)) merged[k] = current;
+      // A value sent back as responses show it (`[hidden]`, a URL with `:[hidden]@`) keeps the stored one.
+      if (current !== undefined && v !== current && v === maskValue(k, current, runner.passwords)) merged[k] = current;
     }
     checkName(runner.name, merged);
     // The class the connector already runs was allowed when it was created.

@@ -621,6 +621,41 @@ describe('REST API: safety', () => {
     expect(lines.join('\n')).not.toMatch(/s3cret/);
   });
 
+  it('shows the password of a URL value as [hidden] in every answer and log line, and keeps it when the config is sent back', async () => {
+    const lines: string[] = [];
+    const logger: Logger = {
+      debug: (f, m) => lines.push(JSON.stringify([f, m])),
+      info: (f, m) => lines.push(JSON.stringify([f, m])),
+      warn: (f, m) => lines.push(JSON.stringify([f, m])),
+      error: (f, m) => lines.push(JSON.stringify([f, m], (_k, v) => (v instanceof Error ? v.message : v))),
+      child: () => logger,
+    };
+    const { call, worker } = await setUp({ logger });
+    const url = 'postgres://app:url-secret@db:5432/orders';
+    const shown = 'postgres://app:[hidden]@db:5432/orders';
+    // With a password key set as well, and without one: the URL's own password is hidden either way.
+    const created = await call('POST', '/connectors', { name: 'c', config: line({ 'db.url': url }) });
+    expect(created.body.config).toMatchObject({ 'db.url': shown, 'db.password': '[hidden]' });
+    await call('POST', '/connectors', { name: 'plain', config: { 'connector.class': 'line', topic: 't', 'db.url': url } });
+    expect((await call('GET', '/connectors/plain/config')).body['db.url']).toBe(shown);
+    expect((await call('GET', '/connectors/c')).body.config['db.url']).toBe(shown);
+    expect((await call('GET', '/connectors?expand=info')).body.plain.info.config['db.url']).toBe(shown);
+    expect((await call('GET', '/connectors/plain/tasks')).body[0].config['db.url']).toMatch(/^postgres:\/\/app:\[hidden\]@db/);
+    const validated = await call('PUT', '/connector-plugins/line/config/validate', { topic: 't', 'db.url': url, mode: url });
+    const byName = Object.fromEntries(validated.body.configs.map((c: { value: { name: string } }) => [c.value.name, c.value]));
+    expect(byName['db.url'].value).toBe(shown);
+    const invalid = await call('POST', '/connectors', { name: 'bad', config: line({ mode: url }) });
+    expect(invalid.status).toBe(400);
+    // A config read back and sent again keeps the stored password, not the literal [hidden].
+    const readBack = (await call('GET', '/connectors/c/config')).body;
+    expect((await call('PUT', '/connectors/c/config', { ...readBack, mode: 'slow' })).status).toBe(200);
+    expect(worker.connector('c')?.config['db.url']).toBe(url);
+    expect(worker.connector('c')?.config['db.password']).toBe('s3cret-pw');
+    const everything = JSON.stringify([lines, validated.body, invalid.body, await call('GET', '/connectors?expand=info')]);
+    expect(everything).not.toContain('url-secret');
+    expect(lines.some((l) => l.includes('connector.created') && l.includes(shown))).toBe(true);
+  });
+
   it('asks for HTTP basic credentials when configured, and accepts only the right ones', async () => {
     const { call } = await setUp({ rest: { 'rest.basic.auth.user': 'admin', 'rest.basic.auth.password': 'pa:ss' } });
     const none = await call('GET', '/connectors');
