@@ -13,6 +13,7 @@ import type { SourceRecord } from '../../src/api/source-record.js';
 import { SourceTask, type SourceTaskContext } from '../../src/api/source-task.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
+import { RestServer } from '../../src/rest/rest-server.js';
 import type { OffsetStore } from '../../src/runtime/ports.js';
 import { MAX_CONNECTOR_NAME_LENGTH, Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
@@ -728,6 +729,15 @@ describe('REST API: safety', () => {
     expect((await call('GET', `${path}/offsets`)).status).toBe(200);
     expect((await call('PATCH', `${path}/config`, { mode: 'slow' })).status).toBe(200);
     expect((await call('PUT', `${path}/resume`)).status).toBe(202);
+    // Over a real socket too, where Node's HTTP parser sees the whole 12,000-character path.
+    const server = await RestServer.start(worker, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions);
+    try {
+      const res = await fetch(`${server.url}${path}/status`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { name: string }).name).toBe(longest);
+    } finally {
+      await server.close();
+    }
     expect((await call('DELETE', path)).status).toBe(204);
     expect(worker.connectorNames()).toEqual([]);
     const tooLong = 'n'.repeat(2100);

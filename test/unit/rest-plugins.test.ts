@@ -6,7 +6,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
-import { discoverPlugins, loadConnectorClass, type PluginLocations, pluginLocations } from '../../src/runtime/plugins.js';
+import {
+  discoverPlugins,
+  findPlugin,
+  loadConnectorClass,
+  type PluginLocations,
+  pluginLocations,
+} from '../../src/runtime/plugins.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
@@ -88,6 +94,23 @@ describe('connector plugins', () => {
       code: 'PLUGIN_NOT_FOUND',
       message: expect.stringContaining('Accepted: a module path or an installed package'),
     });
+  });
+
+  it('finds a listed plugin by class, module, export name or alias, refuses ambiguous names, and never imports', async () => {
+    const found = await discoverPlugins(locations);
+    const find = (name: string) => findPlugin(found, name)?.className;
+    expect(find('pkg-conn#TwinConnector')).toBe('pkg-conn#TwinConnector');
+    expect(find('pkg-conn')).toBe('pkg-conn#default');
+    expect(find('npm-conn')).toBe('npm-conn#NpmConnector');
+    expect(find('NpmConnector')).toBe('npm-conn#NpmConnector');
+    expect(find('Npm')).toBe('npm-conn#NpmConnector');
+    expect(find('Loose')).toBe(`${join(plugins, 'loose.mjs')}#LooseConnector`);
+    for (const ambiguous of ['TwinConnector', 'Twin', join(plugins, 'loose.mjs')]) {
+      expect(() => find(ambiguous), ambiguous).toThrow(/is ambiguous/);
+    }
+    for (const unknown of ['default', 'Connector', 'npm', join(plugins, 'broken.mjs'), './loose.mjs', 'unrelated']) {
+      expect(find(unknown), unknown).toBeUndefined();
+    }
   });
 
   it('serves the discovered plugins at GET /connector-plugins', async () => {
@@ -199,7 +222,12 @@ describe('which plugins a request may load', () => {
     await planted(evil, marker);
     const { worker, app, call } = await setUp();
     try {
-      for (const plugin of [`${join(listed, 'keyed.mjs')}#KeyedConnector`, 'KeyedConnector', 'Keyed']) {
+      for (const plugin of [
+        `${join(listed, 'keyed.mjs')}#KeyedConnector`,
+        join(listed, 'keyed.mjs'),
+        'KeyedConnector',
+        'Keyed',
+      ]) {
         expect(await call('GET', `/connector-plugins/${encodeURIComponent(plugin)}/config`), plugin).toMatchObject({
           status: 200,
           body: [],
