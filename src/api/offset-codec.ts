@@ -12,6 +12,8 @@ export interface DecodeOptions {
    * (`offset.lnie: unknown key (known: line)`). Off by default: a stored offset keeps decoding
    * after a connector version drops a key. The runtime turns it on for offsets given from
    * outside (`PATCH /offsets`, `POST /connectors`, connector files), where an unknown key is a typo.
+   * {@link offsetCodec} implements it; a hand-written codec that ignores it accepts what its
+   * decode accepts.
    */
   readonly exact?: boolean;
 }

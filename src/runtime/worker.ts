@@ -613,8 +613,8 @@ export class Worker {
   /**
    * Replaces a connector's config (Kafka Connect's `PUT /connectors/{name}/config`), or creates
    * the connector if there is none of that name. The new config is validated first; a valid one
-   * restarts the connector with it in its current target state. A secret key given as
-   * `[hidden]` (as responses show it) keeps its current value.
+   * restarts the connector with it in its current target state. A value given as responses
+   * show it (`[hidden]` for a secret key, a URL with `:[hidden]@`) keeps its current value.
    *
    * @param pluginAccess - what a changed `connector.class` may name (default `any`)
    */
