@@ -40,6 +40,7 @@ export type { JsonObject, JsonValue } from './api/json.js';
 export { type Logger, silentLogger } from './api/logger.js';
 export {
   type Decoded,
+  type DecodeOptions,
   decodeWith,
   type OffsetCodec,
   type OffsetOf,

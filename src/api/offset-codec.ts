@@ -5,6 +5,19 @@ import type { JsonObject } from './json.js';
 /** The outcome of decoding: the typed value, or one problem per line, each with its path. */
 export type Decoded<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly problems: string[] };
 
+/** How strictly {@link OffsetCodec} decodes. */
+export interface DecodeOptions {
+  /**
+   * Refuse keys the codec does not declare, at any depth, each as a problem naming its path
+   * (`offset.lnie: unknown key (known: line)`). Off by default: a stored offset keeps decoding
+   * after a connector version drops a key. The runtime turns it on for offsets given from
+   * outside (`PATCH /offsets`, `POST /connectors`, connector files), where an unknown key is a typo.
+   * {@link offsetCodec} implements it; a hand-written codec that ignores it accepts what its
+   * decode accepts.
+   */
+  readonly exact?: boolean;
+}
+
 /**
  * How a connector's source partitions (`P`) and source offsets (`O`) cross the boundary:
  * encoded to canonical JSON objects for storage, decoded and validated on the way back.
@@ -16,9 +29,9 @@ export interface OffsetCodec<P, O> {
   /** Offset to its stored JSON object, keys sorted at every depth. */
   encodeOffset(offset: O): JsonObject;
   /** Validates a stored or submitted partition; problems read `partition.table: expected string, got 42`. */
-  decodePartition(value: unknown): Decoded<P>;
+  decodePartition(value: unknown, options?: DecodeOptions): Decoded<P>;
   /** Validates a stored or submitted offset; problems read `offset.lsn: expected string, got 42`. */
-  decodeOffset(value: unknown): Decoded<O>;
+  decodeOffset(value: unknown, options?: DecodeOptions): Decoded<O>;
 }
 
 /** The partition and offset types an {@link OffsetCodec} describes. */
@@ -38,6 +51,7 @@ export type OffsetOf<C> = C extends OffsetCodec<unknown, infer O> ? O : never;
  *   offset: t.type({ position: t.number }),
  * });
  * offsets.decodeOffset({ position: 'x' }); // { ok: false, problems: ['offset.position: expected number, got "x"'] }
+ * offsets.decodeOffset({ postion: 3 }, { exact: true }); // problems include 'offset.postion: unknown key (known: position)'
  * ```
  */
 export function offsetCodec<P, O>(codecs: {
@@ -48,8 +62,8 @@ export function offsetCodec<P, O>(codecs: {
   return {
     encodePartition: (p) => asJsonObject(partition.encode(p), 'partition'),
     encodeOffset: (o) => asJsonObject(offset.encode(o), 'offset'),
-    decodePartition: (value) => decodeWith(partition, value, 'partition'),
-    decodeOffset: (value) => decodeWith(offset, value, 'offset'),
+    decodePartition: (value, options) => decodeWith(partition, value, 'partition', options),
+    decodeOffset: (value, options) => decodeWith(offset, value, 'offset', options),
   };
 }
 
@@ -57,10 +71,90 @@ export function offsetCodec<P, O>(codecs: {
  * Decodes `value` with an io-ts codec, turning io-ts's errors into one line each, such as
  * `offset.lsn: expected string, got 42`, with `root` as the first path segment.
  */
-export function decodeWith<A>(codec: t.Type<A, unknown, unknown>, value: unknown, root: string): Decoded<A> {
+export function decodeWith<A>(
+  codec: t.Type<A, unknown, unknown>,
+  value: unknown,
+  root: string,
+  options: DecodeOptions = {},
+): Decoded<A> {
+  const unknown = options.exact ? unknownKeys(codec, value, root) : [];
   const result = codec.decode(value);
-  if (result._tag === 'Right') return { ok: true, value: result.right };
-  return { ok: false, problems: dedupe(result.left.map((e) => describeError(e, root))) };
+  if (result._tag === 'Right' && unknown.length === 0) return { ok: true, value: result.right };
+  const problems = result._tag === 'Right' ? [] : result.left.map((e) => describeError(e, root));
+  return { ok: false, problems: dedupe([...unknown, ...problems]) };
+}
+
+/**
+ * The keys of `value` that `codec` does not declare, as `path: unknown key (known: a, b)`, at
+ * every depth the codec's structure is known (type, partial, exact, intersection, union,
+ * refinement, readonly, array, tuple, record values). Codecs of other kinds are not looked into.
+ * Matched by `_tag`, so a connector's own copy of io-ts works too.
+ */
+function unknownKeys(codec: t.Mixed, value: unknown, path: string): string[] {
+  const type = codec as t.Mixed & Record<string, unknown>;
+  switch (type._tag) {
+    case 'RefinementType':
+    case 'ReadonlyType':
+    case 'ExactType':
+    case 'RecursiveType':
+      return unknownKeys(type.type as t.Mixed, value, path);
+    case 'UnionType': {
+      // The member the value decodes as is the one whose keys count.
+      const member = (type.types as t.Mixed[]).find((m) => m.is(value) || m.decode(value)._tag === 'Right');
+      return member ? unknownKeys(member, value, path) : [];
+    }
+    case 'ArrayType':
+    case 'ReadonlyArrayType':
+      return Array.isArray(value) ? value.flatMap((v, i) => unknownKeys(type.type as t.Mixed, v, `${path}[${i}]`)) : [];
+    case 'TupleType':
+      return Array.isArray(value) ? (type.types as t.Mixed[]).flatMap((m, i) => unknownKeys(m, value[i], `${path}[${i}]`)) : [];
+    case 'DictionaryType':
+      return isPlainObject(value)
+        ? Object.entries(value).flatMap(([k, v]) => unknownKeys(type.codomain as t.Mixed, v, `${path}.${k}`))
+        : [];
+  }
+  const props = propsOf(codec);
+  if (props === undefined || !isPlainObject(value)) return [];
+  const known = Object.keys(props);
+  const problems: string[] = [];
+  for (const [k, v] of Object.entries(value)) {
+    const prop = props[k];
+    if (prop === undefined) problems.push(`${path}.${k}: unknown key (known: ${known.length > 0 ? known.join(', ') : 'none'})`);
+    else problems.push(...unknownKeys(prop, v, `${path}.${k}`));
+  }
+  return problems;
+}
+
+/** The declared properties of an object codec (of every member of an intersection), or undefined when not all are known. */
+function propsOf(codec: t.Mixed): Record<string, t.Mixed> | undefined {
+  const type = codec as t.Mixed & Record<string, unknown>;
+  switch (type._tag) {
+    case 'InterfaceType':
+    case 'PartialType':
+    case 'StrictType':
+      return type.props as Record<string, t.Mixed>;
+    case 'ExactType':
+    case 'ReadonlyType':
+    case 'RefinementType':
+    case 'RecursiveType':
+      return propsOf(type.type as t.Mixed);
+    case 'IntersectionType': {
+      const all: Record<string, t.Mixed> = {};
+      for (const member of type.types as t.Mixed[]) {
+        const props = propsOf(member);
+        if (props === undefined) return undefined;
+        // A key declared by two members is checked against the first; io-ts checks it against both.
+        for (const [k, v] of Object.entries(props)) all[k] ??= v;
+      }
+      return all;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** One io-ts validation error as `path: expected <type>, got <value>`. */

@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { type ConfigKey, configTypes } from '../api/config-def.js';
-import { type ConfigKeyReport, HIDDEN } from '../runtime/connector-config.js';
+import { type ConfigKeyReport, HIDDEN, maskUrlPasswords } from '../runtime/connector-config.js';
 import type { ConfigValidation } from '../runtime/worker.js';
 
 /** Kafka Connect's ConfigKeyInfo: one key's declaration. */
@@ -35,7 +35,7 @@ export interface ConfigInfosJson {
   readonly configs: ReadonlyArray<{ readonly definition: ConfigKeyInfoJson | null; readonly value: ConfigValueInfoJson }>;
 }
 
-/** The validation result in Kafka Connect's shape; secret values are shown as `[hidden]`. */
+/** The validation result in Kafka Connect's shape; secret values and URL passwords are shown as `[hidden]`. */
 export function configInfosJson(v: ConfigValidation): ConfigInfosJson {
   const groups = [...new Set(v.keys.map((k) => k.group).filter((g): g is NonNullable<typeof g> => g !== undefined))];
   const order = new Map<string, number>();
@@ -81,12 +81,12 @@ export function configKeyInfoJson(
 }
 
 function configValueInfoJson(k: ConfigKeyReport): ConfigValueInfoJson {
-  const value = k.value === undefined || k.value === null ? null : k.secret ? HIDDEN : asString(k.value);
+  const value = k.value === undefined || k.value === null ? null : k.secret ? HIDDEN : maskUrlPasswords(asString(k.value));
   return {
     name: k.name,
     value,
     recommended_values: k.definition ? recommended(k.definition.type) : [],
-    errors: k.errors,
+    errors: k.errors.map(maskUrlPasswords),
     visible: true,
   };
 }

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { connectorManagesOffsets, offsetsChangedMessage } from '../runtime/connector-config.js';
-import type { Worker } from '../runtime/worker.js';
+import type { PluginAccess, Worker } from '../runtime/worker.js';
 import {
   type ConnectorInfoJson,
   type ConnectorStateJson,
@@ -22,7 +22,7 @@ function location(reply: FastifyReply, name: string): void {
 }
 
 /** Adds the `/connectors` routes: listing, create, config, status, tasks, lifecycle and delete. */
-export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Logger): void {
+export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Logger, pluginAccess: PluginAccess): void {
   routes.add('GET', '/connectors', async (request) => {
     const query = request.query as { expand?: string | string[] };
     const expand = [query.expand ?? []].flat().flatMap((e) => String(e).split(','));
@@ -50,6 +50,7 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
     const runner = await worker.createConnector(create.name, create.config, {
       initialState: create.initialState,
       offsets: create.offsets,
+      pluginAccess,
     });
     reply.code(201);
     location(reply, create.name);
@@ -76,7 +77,7 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
 
   routes.add('PUT', '/connectors/:name/config', async (request, reply) => {
     const { name } = request.params as NameParams;
-    const { created, connector } = await worker.putConnectorConfig(name, parseConfigMap(request.body));
+    const { created, connector } = await worker.putConnectorConfig(name, parseConfigMap(request.body), pluginAccess);
     if (created) {
       reply.code(201);
       location(reply, name);
@@ -86,7 +87,7 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
 
   routes.add('PATCH', '/connectors/:name/config', async (request) => {
     const { name } = request.params as NameParams;
-    const connector = await worker.patchConnectorConfig(name, parseConfigPatch(request.body));
+    const connector = await worker.patchConnectorConfig(name, parseConfigPatch(request.body), pluginAccess);
     return connectorInfoJson(connector.describe());
   });
 

@@ -1,5 +1,5 @@
 import { isTributaryError } from '../api/errors.js';
-import type { Worker } from '../runtime/worker.js';
+import type { PluginAccess, Worker } from '../runtime/worker.js';
 import { configInfosJson, configKeyInfoJson } from './config-infos.js';
 import type { PluginInfoJson } from './connect-entities.js';
 import { parseConfigMap } from './request-bodies.js';
@@ -26,8 +26,11 @@ function sameConnectorType(connectorClass: string, plugin: string): boolean {
   return connectorClass.endsWith(plugin) || connectorClass.endsWith(`${plugin}Connector`);
 }
 
-/** Adds `/connector-plugins`: the list, a plugin's config keys and config validation. */
-export function addPluginsRoutes(routes: RouteTable, worker: Worker): void {
+/**
+ * Adds `/connector-plugins`: the list, a plugin's config keys and config validation. The
+ * plugin of the URL and a `connector.class` in the body are loaded as `pluginAccess` allows.
+ */
+export function addPluginsRoutes(routes: RouteTable, worker: Worker, pluginAccess: PluginAccess): void {
   routes.add('GET', '/connector-plugins', async (): Promise<PluginInfoJson[]> => {
     const plugins = await worker.plugins();
     return plugins.map((p) => ({ class: p.className, type: 'source', version: p.version }));
@@ -35,7 +38,7 @@ export function addPluginsRoutes(routes: RouteTable, worker: Worker): void {
 
   routes.add('GET', '/connector-plugins/:plugin/config', async (request) => {
     const { plugin } = request.params as PluginParams;
-    const cls = await orUnknownPlugin(plugin, () => worker.loadPlugin(plugin));
+    const cls = await orUnknownPlugin(plugin, () => worker.loadPlugin(plugin, pluginAccess));
     return Object.entries(new cls().config.keys).map(([name, key], i) =>
       configKeyInfoJson(name, key, 'Connector', key.default, i + 1),
     );
@@ -48,7 +51,7 @@ export function addPluginsRoutes(routes: RouteTable, worker: Worker): void {
     if (given !== undefined && !sameConnectorType(given, plugin)) {
       throw new RestError(400, `Included connector type ${given} does not match request type ${plugin}`);
     }
-    const validation = await orUnknownPlugin(plugin, () => worker.validateConfig(plugin, config));
+    const validation = await orUnknownPlugin(plugin, () => worker.validateConfig(plugin, config, pluginAccess));
     return configInfosJson(validation);
   });
 }

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type Logger, silentLogger } from '../api/logger.js';
-import type { Worker } from '../runtime/worker.js';
+import { MAX_CONNECTOR_NAME_LENGTH, type PluginAccess, type Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
@@ -35,7 +35,8 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
     logger: false,
     bodyLimit: options.maxBodyBytes,
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // A connector name of the longest length, each character percent-encoded as 4 UTF-8 bytes.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_CONNECTOR_NAME_LENGTH * 12 },
     frameworkErrors: (error, _request, reply) => {
       // Bad URL encoding and the like: the typings of this hook's reply are generic-heavy.
       (reply as unknown as FastifyReply).code(400).send({ error_code: 400, message: `Bad request: ${error.message}` });
@@ -54,8 +55,15 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   // never granted); an empty body with a JSON content type is no body, as Kafka Connect takes it.
   app.removeContentTypeParser('application/json');
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      // Fastify's own decoding puts U+FFFD in place of bad bytes, which would then be stored as data.
+      text = utf8.decode(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+    } catch {
+      done(new RestError(400, 'Request body is not valid UTF-8: send JSON encoded as UTF-8'), undefined);
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;
@@ -116,12 +124,16 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
 
   const routes = new RouteTable();
   addRootRoutes(routes, context.clusterId);
-  addConnectorsRoutes(routes, worker, log);
+  // A connector.class from a request names only a listed plugin, unless the operator allowed module paths.
+  const pluginAccess: PluginAccess = options.pluginModulePaths ? 'any' : 'listed';
+  addConnectorsRoutes(routes, worker, log, pluginAccess);
   addOffsetsRoutes(routes, worker);
-  addPluginsRoutes(routes, worker);
+  addPluginsRoutes(routes, worker, pluginAccess);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Answers 500 "Request timed out" (as Kafka Connect) when the handler takes longer than `ms`; the work goes on. */
 function timed(handler: RouteHandler, ms: number): RouteHandler {

@@ -1,4 +1,5 @@
 import { type ErrorCode, isTributaryError } from '../api/errors.js';
+import { maskUrlPasswords } from '../runtime/connector-config.js';
 
 /** Kafka Connect's error body: `error_code` is the HTTP status. */
 export interface ErrorBody {
@@ -52,9 +53,16 @@ function fastifyError(e: { code?: unknown; statusCode?: unknown; message: string
 
 /**
  * The response for whatever a request failed with: its status and Kafka Connect's error body.
- * Invalid connector configs get Kafka Connect's message, one problem per line.
+ * Invalid connector configs get Kafka Connect's message, one problem per line. URL passwords
+ * in the message are shown as `[hidden]`.
  */
 export function errorResponse(e: unknown, maxBodyBytes: number): ErrorBody {
+  const body = unmaskedErrorResponse(e, maxBodyBytes);
+  // A message may quote a config value; a URL password in it must not reach the client.
+  return { error_code: body.error_code, message: maskUrlPasswords(body.message) };
+}
+
+function unmaskedErrorResponse(e: unknown, maxBodyBytes: number): ErrorBody {
   if (e instanceof RestError) return { error_code: e.status, message: e.message };
   if (isTributaryError(e)) {
     const status = STATUS_OF_CODE[e.code] ?? 500;

@@ -51,6 +51,12 @@ export const restConfig = defineConfig({
     description:
       'File holding the password of HTTP basic authentication (a trailing newline is ignored), instead of rest.basic.auth.password.',
   },
+  'rest.plugin.module.paths.enable': {
+    type: configTypes.boolean,
+    default: false,
+    description:
+      'Let requests name any module path or installed package as connector.class (it is imported, so its code runs), not only the plugins listed by GET /connector-plugins. Only with a loopback listener.',
+  },
 });
 
 /** The REST API's settings, resolved once from the worker config. */
@@ -67,6 +73,8 @@ export interface RestOptions {
   readonly requestTimeoutMs: number;
   /** Set when HTTP basic authentication is on. */
   readonly basicAuth: { readonly user: string; readonly password: string } | undefined;
+  /** Whether a request may name any module path as `connector.class` (`rest.plugin.module.paths.enable`). */
+  readonly pluginModulePaths: boolean;
 }
 
 /**
@@ -106,6 +114,12 @@ export async function resolveRestOptions(config: Readonly<Record<string, string>
   }
   if (user === '' && password !== '') problems.push('a basic auth password is set but no rest.basic.auth.user');
   if (user.includes(':')) problems.push('rest.basic.auth.user must not contain ":" (HTTP basic authentication cannot carry it)');
+  const pluginModulePaths = c['rest.plugin.module.paths.enable'];
+  if (pluginModulePaths && !isLoopback(listener.host)) {
+    problems.push(
+      `rest.plugin.module.paths.enable=true lets any client of the REST API run code on this machine, so it needs a loopback listener (127.0.0.1, ::1 or localhost), got ${listener.host}: remove the setting, or listen on loopback`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError('REST settings of the worker config', problems);
   return {
     host: listener.host,
@@ -115,7 +129,12 @@ export async function resolveRestOptions(config: Readonly<Record<string, string>
     maxBodyBytes: c['rest.request.max.bytes'],
     requestTimeoutMs: c['rest.request.timeout.ms'],
     basicAuth: user !== '' ? { user, password } : undefined,
+    pluginModulePaths,
   };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function parseListener(listener: string, problems: string[]): { host: string; port: number } {

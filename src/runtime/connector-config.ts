@@ -143,28 +143,79 @@ export function isSecretKey(key: string, passwords: ReadonlySet<string>): boolea
   return passwords.has(key) || /(^|\.)password$/.test(key) || key.endsWith('sasl.jaas.config');
 }
 
-/** A copy of a connector config with every secret value (see {@link isSecretKey}) replaced by `[hidden]`. */
+/**
+ * `text` with the password of every URL in it that carries one (`scheme://user:password@host`,
+ * also `jdbc:postgresql://...`) replaced by `[hidden]`: `postgres://app:[hidden]@db/orders`.
+ * The user name stays. Structural, so a password of any length is masked, and only there.
+ */
+export function maskUrlPasswords(text: string): string {
+  if (!text.includes('://') || !text.includes('@')) return text;
+  return text.replace(URL_AUTHORITY, (authority: string) => {
+    const at = authority.lastIndexOf('@');
+    const colon = authority.indexOf(':');
+    if (at < 0 || colon < 0 || colon > at || colon === at - 1) return authority;
+    return `${authority.slice(0, colon + 1)}${HIDDEN}${authority.slice(at)}`;
+  });
+}
+
+/** `://` and the authority after it (up to a path, query, fragment, space, comma or quote). */
+const URL_AUTHORITY = /(?<=:\/\/)[^/?#\s,;"'<>]+/g;
+
+/** The passwords of the URLs in a text (see {@link maskUrlPasswords}), as written. */
+function urlPasswords(text: string): string[] {
+  if (!text.includes('://') || !text.includes('@')) return [];
+  const found: string[] = [];
+  for (const [authority] of text.matchAll(URL_AUTHORITY)) {
+    const at = authority.lastIndexOf('@');
+    const colon = authority.indexOf(':');
+    if (at >= 0 && colon >= 0 && colon < at - 1) found.push(authority.slice(colon + 1, at));
+  }
+  return found;
+}
+
+/** A config value as responses and logs show it: `[hidden]` for a secret key, URL passwords masked otherwise. */
+export function maskValue(key: string, value: string, passwords: ReadonlySet<string>): string {
+  return isSecretKey(key, passwords) ? HIDDEN : maskUrlPasswords(value);
+}
+
+/**
+ * A copy of a connector config with every secret value (see {@link isSecretKey}) replaced by
+ * `[hidden]`, and the password of any URL in another value too (see {@link maskUrlPasswords}).
+ */
 export function maskConfig(config: Readonly<Record<string, string>>, passwords: ReadonlySet<string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(config)) out[k] = isSecretKey(k, passwords) ? HIDDEN : v;
+  for (const [k, v] of Object.entries(config)) out[k] = maskValue(k, v, passwords);
   return out;
 }
 
 /**
+ * The secret strings of a connector config, to mask wherever they appear: values of secret
+ * keys and passwords of URLs in any value, of 4 characters or more (a shorter one would mask
+ * unrelated text; URLs themselves are masked by structure).
+ */
+function secretValues(config: Readonly<Record<string, string>>, passwords: ReadonlySet<string>): string[] {
+  const found = new Set<string>();
+  for (const [k, v] of Object.entries(config)) {
+    for (const secret of isSecretKey(k, passwords) ? [v] : urlPasswords(v)) if (secret.length >= 4) found.add(secret);
+  }
+  // Longest first, so a secret that contains another is masked whole.
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
  * A copy of a task config (any JSON the connector's `taskConfigs` returned) with secrets
- * masked: values under secret keys at any depth, and every occurrence, inside any string, of
- * a secret value of the connector config (e.g. a password copied into a connection URL).
+ * masked: values under secret keys at any depth, every occurrence, inside any string, of
+ * a secret value of the connector config (e.g. a password copied into a connection URL), and
+ * the password of any URL (see {@link maskUrlPasswords}).
  */
 export function maskTaskConfig(
   taskConfig: unknown,
   connectorConfig: Readonly<Record<string, string>>,
   passwords: ReadonlySet<string>,
 ): unknown {
-  const secrets = Object.entries(connectorConfig)
-    .filter(([k, v]) => isSecretKey(k, passwords) && v.length >= 4)
-    .map(([, v]) => v);
+  const secrets = secretValues(connectorConfig, passwords);
   const walk = (value: unknown): unknown => {
-    if (typeof value === 'string') return secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), value);
+    if (typeof value === 'string') return maskUrlPasswords(secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), value));
     if (Array.isArray(value)) return value.map(walk);
     if (value !== null && typeof value === 'object') {
       const out: Record<string, unknown> = {};
@@ -177,16 +228,19 @@ export function maskTaskConfig(
 }
 
 /**
- * A logger that masks the secret values of a connector config (see {@link maskTaskConfig})
- * in every message and field, errors included, before passing them on. The logger itself when
- * the config has no secret, so most connectors pay nothing.
+ * A logger that masks the secret values of a connector config and URL passwords (see
+ * {@link maskTaskConfig}) in every message and field, errors included, before passing them on.
+ * The logger itself when the config has no secret and no URL with a password, so most
+ * connectors pay nothing.
  */
 export function maskingLogger(
   logger: Logger,
   connectorConfig: Readonly<Record<string, string>>,
   passwords: ReadonlySet<string>,
 ): Logger {
-  const hasSecrets = Object.entries(connectorConfig).some(([k, v]) => isSecretKey(k, passwords) && v.length >= 4);
+  const hasSecrets = Object.entries(connectorConfig).some(
+    ([k, v]) => (isSecretKey(k, passwords) && v.length >= 4) || urlPasswords(v).length > 0,
+  );
   if (!hasSecrets) return logger;
   const mask = (v: unknown): unknown => maskTaskConfig(v, connectorConfig, passwords);
   const fieldsOf = (fields: object): object => {
@@ -231,7 +285,8 @@ export function offsetsChangedMessage(kind: 'altered' | 'reset', connectorManage
 
 /**
  * Validates offsets given from outside (a connector file, `POST /connectors`, `PATCH /offsets`):
- * each partition and non-null offset must decode through the task's codec, then the
+ * each partition and non-null offset must decode through the task's codec, keys it does not
+ * declare refused by their path (`DecodeOptions.exact`), then the
  * connector's `alterOffsets` must accept them all. Nothing is written here.
  * Returns the entries in stored (canonical) form.
  */
@@ -250,8 +305,9 @@ export async function validateOffsets<C>(
       problems.push(`offsets[${i}]: expected {"partition": {...}, "offset": {...} or null}`);
       return;
     }
-    const p = codec.decodePartition(entry.partition);
-    const o = entry.offset === null ? ({ ok: true, value: null } as const) : codec.decodeOffset(entry.offset);
+    // Submitted by a person: a key the codec does not know is a typo, refused rather than stored.
+    const p = codec.decodePartition(entry.partition, { exact: true });
+    const o = entry.offset === null ? ({ ok: true, value: null } as const) : codec.decodeOffset(entry.offset, { exact: true });
     if (!p.ok) problems.push(...p.problems.map((m) => `offsets[${i}].${m}`));
     if (!o.ok) problems.push(...o.problems.map((m) => `offsets[${i}].${m}`));
     if (p.ok && o.ok) {

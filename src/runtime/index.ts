@@ -24,6 +24,7 @@ export {
   type ConnectorState,
   type ConnectorStatus,
   type CreateOptions,
+  type PluginAccess,
   type SenderContext,
   type TargetState,
   Worker,

@@ -163,6 +163,43 @@ export async function discoverPlugins(locations: PluginLocations, logger?: Logge
   return found.sort((a, b) => a.className.localeCompare(b.className));
 }
 
+/**
+ * The plugin of `plugins` (as {@link discoverPlugins} lists them) that a name stands for: its
+ * exact `connector.class` value (`module#Export`); the module alone for its default export or
+ * its only connector class (`pkg-conn` for `pkg-conn#default`); its export name
+ * (`OrdersConnector`); or its alias, the
+ * export name without a trailing `Connector` (`Orders`), as Kafka Connect takes a class's
+ * simple name or alias. Never resolves or imports anything.
+ *
+ * @returns the plugin, or undefined when the name is not on the list
+ * @throws TributaryError PLUGIN_NOT_FOUND when a short name fits several plugins
+ *
+ * @example
+ * ```ts
+ * const plugins = await discoverPlugins(pluginLocations({ 'plugin.path': './plugins' }));
+ * const orders = findPlugin(plugins, 'Orders'); // e.g. the plugin 'orders-connector#OrdersConnector'
+ * ```
+ */
+export function findPlugin(plugins: readonly PluginDescriptor[], name: string): PluginDescriptor | undefined {
+  const exact = plugins.find((p) => p.className === name || p.className === `${name}#default`);
+  if (exact) return exact;
+  const hash = (p: PluginDescriptor) => p.className.lastIndexOf('#');
+  const exportOf = (p: PluginDescriptor) => p.className.slice(hash(p) + 1);
+  // The module alone, as loadConnectorClass takes it: its only connector class.
+  const ofModule = plugins.filter((p) => p.className.slice(0, hash(p)) === name);
+  const matches =
+    ofModule.length > 0
+      ? ofModule
+      : plugins.filter((p) => exportOf(p) !== 'default' && [name, `${name}Connector`].includes(exportOf(p)));
+  if (matches.length > 1) {
+    throw new TributaryError(
+      'PLUGIN_NOT_FOUND',
+      `connector.class "${name}" is ambiguous: ${matches.map((m) => m.className).join(', ')} all fit it; give one of them`,
+    );
+  }
+  return matches[0];
+}
+
 function versionOf(connectorClass: SourceConnectorClass): string {
   try {
     return String(new connectorClass().version);

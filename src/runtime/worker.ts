@@ -7,17 +7,16 @@ import type { SourceConnector, SourceConnectorClass } from '../api/source-connec
 import {
   type ConfigReport,
   connectorManagesOffsets,
-  HIDDEN,
-  isSecretKey,
   maskConfig,
   maskingLogger,
   maskTaskConfig,
+  maskValue,
   reportConnectorConfig,
   resetOffsets,
   validateConnectorConfig,
   validateOffsets,
 } from './connector-config.js';
-import { discoverPlugins, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
+import { discoverPlugins, findPlugin, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
 import { type TaskListener, TaskRunner } from './task-runner.js';
 import { resolveTaskSettings } from './task-settings.js';
@@ -73,10 +72,24 @@ export interface WorkerOptions {
   readonly onCreateStep?: (step: CreateStep, connector: string) => void | Promise<void>;
 }
 
+/**
+ * What a `connector.class` value may name, by who gives it:
+ * - `any`: any module path or installed package, loaded as given. For the operator: connector
+ *   files on the command line, code that embeds the worker. The default.
+ * - `listed`: only a plugin on the list the worker found at start ({@link Worker.plugins}:
+ *   `plugin.path` and installed connector packages), by its class, export name or alias, or
+ *   the `connector.class` of a connector the operator created. Anything else is PLUGIN_NOT_FOUND
+ *   and is never resolved or imported. The REST API asks with this unless
+ *   `rest.plugin.module.paths.enable=true`.
+ */
+export type PluginAccess = 'any' | 'listed';
+
 /** How a connector is created: KIP-980's initial state and KIP-995's initial offsets. */
 export interface CreateOptions {
   readonly initialState?: TargetState;
   readonly offsets?: ReadonlyArray<{ partition?: unknown; offset?: unknown }>;
+  /** What `connector.class` may name (default `any`). */
+  readonly pluginAccess?: PluginAccess;
 }
 
 /** Which instances `restartConnector` restarts (Kafka Connect's `includeTasks` and `onlyFailed`). */
@@ -492,6 +505,10 @@ export class Worker {
   private readonly creating = new Set<string>();
   private readonly loadConnector: (spec: string) => Promise<SourceConnectorClass>;
   private readonly listPlugins: () => Promise<PluginDescriptor[]>;
+  /** The plugins found at start, which is all that `listed` access may load. */
+  private pluginList: Promise<PluginDescriptor[]> | undefined;
+  /** `connector.class` values the operator gave (`any` access), which `listed` access may name too. */
+  private readonly operatorClasses = new Set<string>();
   private stopping = false;
   private stopped: Promise<void> | undefined;
 
@@ -502,9 +519,15 @@ export class Worker {
     this.listPlugins = options.listPlugins ?? (() => discoverPlugins(locations, this.log));
   }
 
-  /** Opens the offset store. */
+  /** Opens the offset store and lists the plugins (see {@link Worker.plugins}). */
   async start(): Promise<void> {
     await this.options.offsetStore.start();
+    try {
+      const plugins = await this.plugins();
+      this.log.info({ event: 'worker.plugins', plugins: plugins.map((p) => p.className) }, `${plugins.length} plugins found`);
+    } catch (err) {
+      this.log.error({ event: 'worker.plugins.failed', err }, 'listing the plugins failed; it is tried again when asked');
+    }
     this.log.info({ event: 'worker.started' }, 'worker started');
   }
 
@@ -543,7 +566,7 @@ export class Worker {
     this.creating.add(name);
     const step = async (s: CreateStep) => this.options.onCreateStep?.(s, name);
     try {
-      const spec = await this.prepareSpec(name, config);
+      const spec = await this.prepareSpec(name, config, options.pluginAccess ?? 'any');
       await step('validate-config');
       let entries: OffsetEntry[] | undefined;
       if (options.offsets) {
@@ -591,20 +614,23 @@ export class Worker {
   /**
    * Replaces a connector's config (Kafka Connect's `PUT /connectors/{name}/config`), or creates
    * the connector if there is none of that name. The new config is validated first; a valid one
-   * restarts the connector with it in its current target state. A secret key given as
-   * `[hidden]` (as responses show it) keeps its current value.
+   * restarts the connector with it in its current target state. A value given as responses
+   * show it (`[hidden]` for a secret key, a URL with `:[hidden]@`) keeps its current value.
+   *
+   * @param pluginAccess - what a changed `connector.class` may name (default `any`)
    */
   async putConnectorConfig(
     name: string,
     config: Readonly<Record<string, string>>,
+    pluginAccess: PluginAccess = 'any',
   ): Promise<{ created: boolean; connector: ConnectorRunner }> {
     this.assertRunning();
     if (!this.runners.has(name)) {
       if (this.creating.has(name)) throw new TributaryError('CONNECTOR_EXISTS', `Connector ${name} is being created`);
-      return { created: true, connector: await this.createConnector(name, config) };
+      return { created: true, connector: await this.createConnector(name, config, { pluginAccess }) };
     }
     return this.withConnector(name, async (runner) => {
-      await this.replaceConfig(runner, config);
+      await this.replaceConfig(runner, config, pluginAccess);
       return { created: false, connector: runner };
     });
   }
@@ -613,7 +639,11 @@ export class Worker {
    * Changes some keys of a connector's config (KIP-477 `PATCH /connectors/{name}/config`):
    * a null value removes the key. Validated and applied as {@link putConnectorConfig}.
    */
-  patchConnectorConfig(name: string, patch: Readonly<Record<string, string | null>>): Promise<ConnectorRunner> {
+  patchConnectorConfig(
+    name: string,
+    patch: Readonly<Record<string, string | null>>,
+    pluginAccess: PluginAccess = 'any',
+  ): Promise<ConnectorRunner> {
     this.assertRunning();
     return this.withConnector(name, async (runner) => {
       const config: Record<string, string> = { ...runner.config };
@@ -621,7 +651,7 @@ export class Worker {
         if (v === null) delete config[k];
         else config[k] = v;
       }
-      await this.replaceConfig(runner, config);
+      await this.replaceConfig(runner, config, pluginAccess);
       return runner;
     });
   }
@@ -734,24 +764,35 @@ export class Worker {
     });
   }
 
-  /** The connector plugins this worker can load. */
+  /**
+   * The connector plugins this worker found in `plugin.path` and the installed packages, listed
+   * once, at {@link Worker.start} (or at the first call after a listing that failed).
+   */
   plugins(): Promise<PluginDescriptor[]> {
-    return this.listPlugins();
+    this.pluginList ??= this.listPlugins().catch((e: unknown) => {
+      this.pluginList = undefined;
+      throw e;
+    });
+    return this.pluginList;
   }
 
-  /** Loads a `connector.class` value (PLUGIN_NOT_FOUND when it cannot). */
-  loadPlugin(spec: string): Promise<SourceConnectorClass> {
-    return this.loadConnector(spec);
+  /** Loads a `connector.class` value (PLUGIN_NOT_FOUND when it cannot, or when `pluginAccess` does not allow it). */
+  loadPlugin(spec: string, pluginAccess: PluginAccess = 'any'): Promise<SourceConnectorClass> {
+    return this.loadClass(spec, pluginAccess);
   }
 
   /**
    * Validates a connector config without creating anything, key by key (for
    * `PUT /connector-plugins/{plugin}/config/validate`). The class is the config's
-   * `connector.class`, else `plugin`.
+   * `connector.class`, else `plugin`, loaded as `pluginAccess` allows (default `any`).
    */
-  async validateConfig(plugin: string, config: Readonly<Record<string, string>>): Promise<ConfigValidation> {
+  async validateConfig(
+    plugin: string,
+    config: Readonly<Record<string, string>>,
+    pluginAccess: PluginAccess = 'any',
+  ): Promise<ConfigValidation> {
     const connectorClass = config['connector.class'] ?? plugin;
-    const cls = await this.loadConnector(connectorClass);
+    const cls = await this.loadClass(connectorClass, pluginAccess);
     const report = reportConnectorConfig(new cls(), { 'connector.class': connectorClass, ...config }, this.options.config);
     return { ...report, connectorClass };
   }
@@ -776,14 +817,21 @@ export class Worker {
     this.log.info({ event: 'worker.stopped' }, 'worker stopped');
   }
 
-  private async replaceConfig(runner: ConnectorRunner, config: Readonly<Record<string, string>>): Promise<void> {
+  private async replaceConfig(
+    runner: ConnectorRunner,
+    config: Readonly<Record<string, string>>,
+    pluginAccess: PluginAccess,
+  ): Promise<void> {
     const merged: Record<string, string> = { ...config };
     for (const [k, v] of Object.entries(config)) {
       const current = runner.config[k];
-      if (v === HIDDEN && current !== undefined && isSecretKey(k, runner.passwords)) merged[k] = current;
+      // A value sent back as responses show it (`[hidden]`, a URL with `:[hidden]@`) keeps the stored one.
+      if (current !== undefined && v !== current && v === maskValue(k, current, runner.passwords)) merged[k] = current;
     }
     checkName(runner.name, merged);
-    const spec = await this.prepareSpec(runner.name, merged);
+    // The class the connector already runs was allowed when it was created.
+    const access = merged['connector.class'] === runner.config['connector.class'] ? 'any' : pluginAccess;
+    const spec = await this.prepareSpec(runner.name, merged, access);
     this.assertRunning();
     await runner.reconfigure(spec);
     this.log.info(
@@ -792,9 +840,13 @@ export class Worker {
     );
   }
 
-  private async prepareSpec(name: string, config: Readonly<Record<string, string>>): Promise<ConnectorSpec> {
+  private async prepareSpec(
+    name: string,
+    config: Readonly<Record<string, string>>,
+    pluginAccess: PluginAccess,
+  ): Promise<ConnectorSpec> {
     const full: Record<string, string> = { ...config, name };
-    const connectorClass = await this.loadConnector(String(full['connector.class'] ?? ''));
+    const connectorClass = await this.loadClass(String(full['connector.class'] ?? ''), pluginAccess);
     const probe = new connectorClass();
     const validated = validateConnectorConfig(probe, full, this.options.config);
     if (!validated.ok)
@@ -809,6 +861,26 @@ export class Worker {
       tasksMax: validated.tasksMax,
       passwords: probe.config.passwords,
     };
+  }
+
+  /**
+   * Loads a `connector.class` value as `pluginAccess` allows. With `listed`, a name that is
+   * not on the plugin list (nor a class the operator gave) is refused before anything
+   * resolves or imports it: a name from a request must never run code of its choosing.
+   */
+  private async loadClass(spec: string, pluginAccess: PluginAccess): Promise<SourceConnectorClass> {
+    if (pluginAccess === 'any' || spec.trim() === '') {
+      const cls = await this.loadConnector(spec);
+      if (pluginAccess === 'any') this.operatorClasses.add(spec);
+      return cls;
+    }
+    const listed = findPlugin(await this.plugins(), spec);
+    if (listed) return listed.connectorClass;
+    if (this.operatorClasses.has(spec)) return this.loadConnector(spec);
+    throw new TributaryError(
+      'PLUGIN_NOT_FOUND',
+      `connector.class "${spec}" is not a plugin of this worker. A request may name a plugin listed by GET /connector-plugins (its class, export name or alias) or the connector.class of a connector file; module paths in requests are off unless the worker config sets rest.plugin.module.paths.enable=true (see docs/rest.md)`,
+    );
   }
 
   /** Undoes a failed create: stops and unregisters the connector, puts the name's offsets back as they were. */
@@ -862,9 +934,21 @@ function tombstone(entry: OffsetEntry): OffsetEntry {
   return { partition: entry.partition, offset: null };
 }
 
+/**
+ * The longest connector name, in characters (code points), that the worker takes: every REST
+ * route addresses a name up to this length, however it is percent-encoded in the URL.
+ */
+export const MAX_CONNECTOR_NAME_LENGTH = 1000;
+
 function checkName(name: string, config: Readonly<Record<string, string>>): void {
   const problems: string[] = [];
   if (name.trim() === '') problems.push('the connector name is empty: give a non-empty name');
+  const length = [...name].length;
+  if (length > MAX_CONNECTOR_NAME_LENGTH) {
+    problems.push(
+      `the connector name is ${length} characters long: give at most ${MAX_CONNECTOR_NAME_LENGTH}, so that every REST route can address it`,
+    );
+  }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) problems.push('the connector name contains control characters');
   if (config.name !== undefined && config.name !== name) {

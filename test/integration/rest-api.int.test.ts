@@ -57,6 +57,8 @@ describeKafka('REST API of a standalone worker on a real broker', () => {
       'offset.storage.topic': uniqueTopic('rest-offsets'),
       'offset.flush.interval.ms': '200',
       listeners: 'http://127.0.0.1:0',
+      // The tests create connectors from module paths of this repository over REST.
+      'rest.plugin.module.paths.enable': 'true',
       'rest.basic.auth.user': 'admin',
       'rest.basic.auth.password': 'integration-pw',
     };

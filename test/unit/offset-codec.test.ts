@@ -18,6 +18,54 @@ describe('offsetCodec', () => {
     expect(r.problems).toContain('offset.parts[1].pos: expected number, got "two"');
   });
 
+  it('with exact, refuses keys the codec does not declare, by path at every depth, beside the other problems', () => {
+    expect(codec.decodeOffset({ lsn: '0/1', txId: null, parts: [{ pos: 1 }], lnsx: 'x' }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['offset.lnsx: unknown key (known: lsn, txId, parts)'],
+    });
+    const nested = codec.decodeOffset({ lsn: 7, txId: null, parts: [{ pos: 1 }, { pos: 2, extra: true }] }, { exact: true });
+    expect(nested).toEqual({
+      ok: false,
+      problems: ['offset.parts[1].extra: unknown key (known: pos)', 'offset.lsn: expected string, got 7'],
+    });
+    expect(codec.decodePartition({ schema: 'public', table: 't', tabel: 'u' }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['partition.tabel: unknown key (known: schema, table)'],
+    });
+    const exactValue = { lsn: '0/1', txId: 3, parts: [] };
+    expect(codec.decodeOffset(exactValue, { exact: true })).toEqual({ ok: true, value: exactValue });
+  });
+
+  it('without exact, decodes a stored offset that carries a key the codec no longer declares', () => {
+    expect(codec.decodeOffset({ lsn: '0/1', txId: null, parts: [], dropped: 1 }).ok).toBe(true);
+  });
+
+  it('with exact, knows the keys of partial, intersection, union, refinement, exact, readonly and record codecs', () => {
+    const rich = offsetCodec({
+      partition: t.intersection([t.type({ a: t.string }), t.partial({ b: t.number })]),
+      offset: t.union([
+        t.strict({ kind: t.literal('lsn'), lsn: t.string }),
+        t.readonly(t.type({ kind: t.literal('pos'), pos: t.refinement(t.type({ n: t.number }), (p) => p.n >= 0) })),
+        t.type({ kind: t.literal('map'), byTable: t.record(t.string, t.type({ n: t.number })) }),
+      ]),
+    });
+    expect(rich.decodePartition({ a: 'x', b: 1 }, { exact: true }).ok).toBe(true);
+    expect(rich.decodePartition({ a: 'x', c: 1 }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['partition.c: unknown key (known: a, b)'],
+    });
+    expect(rich.decodeOffset({ kind: 'lsn', lsn: '0/1', lns: 'x' }, { exact: true })).toMatchObject({
+      problems: ['offset.lns: unknown key (known: kind, lsn)'],
+    });
+    expect(rich.decodeOffset({ kind: 'pos', pos: { n: 1, m: 2 } }, { exact: true })).toMatchObject({
+      problems: ['offset.pos.m: unknown key (known: n)'],
+    });
+    expect(rich.decodeOffset({ kind: 'map', byTable: { t1: { n: 1 }, t2: { n: 2, x: 0 } } }, { exact: true })).toMatchObject({
+      problems: ['offset.byTable.t2.x: unknown key (known: n)'],
+    });
+    expect(rich.decodeOffset({ kind: 'map', byTable: { t1: { n: 1 } } }, { exact: true }).ok).toBe(true);
+  });
+
   it('says what is missing', () => {
     const r = codec.decodePartition({ schema: 'public' });
     expect(r).toEqual({ ok: false, problems: ['partition.table: expected string, got nothing'] });

@@ -13,8 +13,9 @@ import type { SourceRecord } from '../../src/api/source-record.js';
 import { SourceTask, type SourceTaskContext } from '../../src/api/source-task.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
+import { RestServer } from '../../src/rest/rest-server.js';
 import type { OffsetStore } from '../../src/runtime/ports.js';
-import { Worker } from '../../src/runtime/worker.js';
+import { MAX_CONNECTOR_NAME_LENGTH, Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
 
@@ -191,7 +192,10 @@ describe('REST API: connectors', () => {
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.message).toContain("Connector name configuration (other) doesn't match connector name in the URL (c)");
     const unknownClass = await call('POST', '/connectors', { name: 'd', config: line({ 'connector.class': 'nope' }) });
-    expect(unknownClass).toMatchObject({ status: 400, body: { message: 'connector.class "nope" is unknown' } });
+    expect(unknownClass).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining('connector.class "nope" is not a plugin of this worker') },
+    });
     expect((await call('GET', '/connectors')).body).toEqual(['a']);
   });
 
@@ -452,6 +456,34 @@ describe('REST API: offsets (KIP-875) and create with offsets (KIP-995)', () => 
     });
   });
 
+  it('refuses submitted offsets with keys the codec does not know, naming each by its path, and stores nothing', async () => {
+    const { call, store } = await setUp();
+    const created = await call('POST', '/connectors', {
+      name: 'c',
+      config: line(),
+      initial_state: 'STOPPED',
+      offsets: [{ partition: { file: 'a', fiel: 'b' }, offset: { position: 5 } }],
+    });
+    expect(created.status).toBe(400);
+    expect(created.body.message).toContain('offsets[0].partition.fiel: unknown key (known: file)');
+    expect((await call('GET', '/connectors')).body).toEqual([]);
+    expect(await store.read('c')).toEqual([]);
+    await call('POST', '/connectors', { name: 'c', config: line(), initial_state: 'STOPPED' });
+    const patched = await call('PATCH', '/connectors/c/offsets', {
+      offsets: [
+        { partition: { file: 'a' }, offset: { position: 6 } },
+        { partition: { file: 'b' }, offset: { postion: 7, position: 7 } },
+      ],
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body.message).toContain('offsets[1].offset.postion: unknown key (known: position)');
+    expect(await store.read('c')).toEqual([]);
+    expect(
+      (await call('PATCH', '/connectors/c/offsets', { offsets: [{ partition: { file: 'a' }, offset: { position: 6 } }] })).status,
+    ).toBe(200);
+    expect(await store.read('c')).toEqual([{ partition: { file: 'a' }, offset: { position: 6 } }]);
+  });
+
   it("answers Connect's framework-managed message for a connector without its own alterOffsets", async () => {
     const { call } = await setUp();
     const created = await call('POST', '/connectors', {
@@ -590,6 +622,41 @@ describe('REST API: safety', () => {
     expect(lines.join('\n')).not.toMatch(/s3cret/);
   });
 
+  it('shows the password of a URL value as [hidden] in every answer and log line, and keeps it when the config is sent back', async () => {
+    const lines: string[] = [];
+    const logger: Logger = {
+      debug: (f, m) => lines.push(JSON.stringify([f, m])),
+      info: (f, m) => lines.push(JSON.stringify([f, m])),
+      warn: (f, m) => lines.push(JSON.stringify([f, m])),
+      error: (f, m) => lines.push(JSON.stringify([f, m], (_k, v) => (v instanceof Error ? v.message : v))),
+      child: () => logger,
+    };
+    const { call, worker } = await setUp({ logger });
+    const url = 'postgres://app:url-secret@db:5432/orders';
+    const shown = 'postgres://app:[hidden]@db:5432/orders';
+    // With a password key set as well, and without one: the URL's own password is hidden either way.
+    const created = await call('POST', '/connectors', { name: 'c', config: line({ 'db.url': url }) });
+    expect(created.body.config).toMatchObject({ 'db.url': shown, 'db.password': '[hidden]' });
+    await call('POST', '/connectors', { name: 'plain', config: { 'connector.class': 'line', topic: 't', 'db.url': url } });
+    expect((await call('GET', '/connectors/plain/config')).body['db.url']).toBe(shown);
+    expect((await call('GET', '/connectors/c')).body.config['db.url']).toBe(shown);
+    expect((await call('GET', '/connectors?expand=info')).body.plain.info.config['db.url']).toBe(shown);
+    expect((await call('GET', '/connectors/plain/tasks')).body[0].config['db.url']).toMatch(/^postgres:\/\/app:\[hidden\]@db/);
+    const validated = await call('PUT', '/connector-plugins/line/config/validate', { topic: 't', 'db.url': url, mode: url });
+    const byName = Object.fromEntries(validated.body.configs.map((c: { value: { name: string } }) => [c.value.name, c.value]));
+    expect(byName['db.url'].value).toBe(shown);
+    const invalid = await call('POST', '/connectors', { name: 'bad', config: line({ mode: url }) });
+    expect(invalid.status).toBe(400);
+    // A config read back and sent again keeps the stored password, not the literal [hidden].
+    const readBack = (await call('GET', '/connectors/c/config')).body;
+    expect((await call('PUT', '/connectors/c/config', { ...readBack, mode: 'slow' })).status).toBe(200);
+    expect(worker.connector('c')?.config['db.url']).toBe(url);
+    expect(worker.connector('c')?.config['db.password']).toBe('s3cret-pw');
+    const everything = JSON.stringify([lines, validated.body, invalid.body, await call('GET', '/connectors?expand=info')]);
+    expect(everything).not.toContain('url-secret');
+    expect(lines.some((l) => l.includes('connector.created') && l.includes(shown))).toBe(true);
+  });
+
   it('asks for HTTP basic credentials when configured, and accepts only the right ones', async () => {
     const { call } = await setUp({ rest: { 'rest.basic.auth.user': 'admin', 'rest.basic.auth.password': 'pa:ss' } });
     const none = await call('GET', '/connectors');
@@ -618,6 +685,71 @@ describe('REST API: safety', () => {
       status: 500,
       body: { error_code: 500, message: 'Request timed out' },
     });
+  });
+
+  it('answers 400 to a JSON body that is not valid UTF-8 on every route that takes a body, and changes nothing', async () => {
+    const { call, app, worker } = await setUp();
+    await call('POST', '/connectors', { name: 'c', config: line(), initial_state: 'STOPPED' });
+    // "lines" followed by the lone bytes 0xC3 0x28 (not UTF-8), inside an otherwise valid JSON body.
+    const bad = (json: string) => {
+      const [before, after] = json.split('@@');
+      return Buffer.concat([Buffer.from(before ?? ''), Buffer.from([0xc3, 0x28]), Buffer.from(after ?? '')]);
+    };
+    const cases: Array<[string, string, Buffer]> = [
+      ['PUT', '/connectors/c/config', bad(JSON.stringify(line({ topic: 'lines@@' })))],
+      ['PATCH', '/connectors/c/config', bad(JSON.stringify({ topic: 'lines@@' }))],
+      ['POST', '/connectors', bad(JSON.stringify({ name: 'd', config: line({ topic: 'lines@@' }) }))],
+      [
+        'PATCH',
+        '/connectors/c/offsets',
+        bad(JSON.stringify({ offsets: [{ partition: { file: 'a@@' }, offset: { position: 1 } }] })),
+      ],
+      ['PUT', '/connector-plugins/line/config/validate', bad(JSON.stringify(line({ topic: 'lines@@' })))],
+    ];
+    for (const [method, url, payload] of cases) {
+      const res = await app.inject({ method: method as 'PUT', url, headers: { 'content-type': 'application/json' }, payload });
+      expect(res.statusCode, `${method} ${url}`).toBe(400);
+      expect(JSON.parse(res.body)).toEqual({ error_code: 400, message: expect.stringContaining('not valid UTF-8') });
+    }
+    expect(worker.describeConnector('c').config.topic).toBe('lines');
+    expect(worker.connectorNames()).toEqual(['c']);
+    expect((await call('GET', '/connectors/c/offsets')).body).toEqual({ offsets: [] });
+    const fine = await call('PATCH', '/connectors/c/config', { topic: 'línes-✓' });
+    expect(fine).toMatchObject({ status: 200, body: { config: { topic: 'línes-✓' } } });
+  });
+
+  it('reads, updates and deletes a connector of the longest name over every route, and refuses a longer name at create', async () => {
+    const { call, worker } = await setUp();
+    // 1000 characters of 4 UTF-8 bytes each: 12,000 characters once percent-encoded.
+    const longest = '🌊'.repeat(MAX_CONNECTOR_NAME_LENGTH);
+    const path = `/connectors/${encodeURIComponent(longest)}`;
+    expect((await call('POST', '/connectors', { name: longest, config: line(), initial_state: 'STOPPED' })).status).toBe(201);
+    expect((await call('GET', path)).body.name).toBe(longest);
+    expect((await call('GET', `${path}/status`)).body.name).toBe(longest);
+    expect((await call('GET', `${path}/offsets`)).status).toBe(200);
+    expect((await call('PATCH', `${path}/config`, { mode: 'slow' })).status).toBe(200);
+    expect((await call('PUT', `${path}/resume`)).status).toBe(202);
+    // Over a real socket too, where Node's HTTP parser sees the whole 12,000-character path.
+    const server = await RestServer.start(worker, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions);
+    try {
+      const res = await fetch(`${server.url}${path}/status`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { name: string }).name).toBe(longest);
+    } finally {
+      await server.close();
+    }
+    expect((await call('DELETE', path)).status).toBe(204);
+    expect(worker.connectorNames()).toEqual([]);
+    const tooLong = 'n'.repeat(2100);
+    for (const [method, url, body] of [
+      ['POST', '/connectors', { name: tooLong, config: line() }],
+      ['PUT', `/connectors/${tooLong}/config`, line()],
+    ] as const) {
+      const res = await call(method, url, body);
+      expect(res.status, method).toBe(400);
+      expect(res.body.message).toContain(`the connector name is 2100 characters long: give at most ${MAX_CONNECTOR_NAME_LENGTH}`);
+    }
+    expect(worker.connectorNames()).toEqual([]);
   });
 
   it('routes connector names with reserved characters when URL-encoded', async () => {

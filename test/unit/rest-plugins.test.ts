@@ -1,12 +1,21 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/api/clock.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
-import { discoverPlugins, loadConnectorClass, type PluginLocations, pluginLocations } from '../../src/runtime/plugins.js';
+import {
+  discoverPlugins,
+  findPlugin,
+  loadConnectorClass,
+  type PluginLocations,
+  pluginLocations,
+} from '../../src/runtime/plugins.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
+import { MockSender } from '../../src/testing/mock-sender.js';
 
 /** A module source exporting classes that pass as SourceConnector classes (the brand is what counts). */
 const connectorModule = (classes: Array<[exportName: string, version: string]>) =>
@@ -87,6 +96,23 @@ describe('connector plugins', () => {
     });
   });
 
+  it('finds a listed plugin by class, module, export name or alias, refuses ambiguous names, and never imports', async () => {
+    const found = await discoverPlugins(locations);
+    const find = (name: string) => findPlugin(found, name)?.className;
+    expect(find('pkg-conn#TwinConnector')).toBe('pkg-conn#TwinConnector');
+    expect(find('pkg-conn')).toBe('pkg-conn#default');
+    expect(find('npm-conn')).toBe('npm-conn#NpmConnector');
+    expect(find('NpmConnector')).toBe('npm-conn#NpmConnector');
+    expect(find('Npm')).toBe('npm-conn#NpmConnector');
+    expect(find('Loose')).toBe(`${join(plugins, 'loose.mjs')}#LooseConnector`);
+    for (const ambiguous of ['TwinConnector', 'Twin', join(plugins, 'loose.mjs')]) {
+      expect(() => find(ambiguous), ambiguous).toThrow(/is ambiguous/);
+    }
+    for (const unknown of ['default', 'Connector', 'npm', join(plugins, 'broken.mjs'), './loose.mjs', 'unrelated']) {
+      expect(find(unknown), unknown).toBeUndefined();
+    }
+  });
+
   it('serves the discovered plugins at GET /connector-plugins', async () => {
     const worker = new Worker({
       config: { 'plugin.path': plugins },
@@ -102,6 +128,156 @@ describe('connector plugins', () => {
       expect(JSON.parse(res.body)).toContainEqual({ class: 'pkg-conn#TwinConnector', type: 'source', version: '3.1.0' });
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('which plugins a request may load', () => {
+  const fixture = new URL('../helpers/fixture-connector.ts', import.meta.url).pathname;
+  let dir: string;
+  let listed: string;
+  /** A module outside plugin.path that writes `marker` when it is imported. */
+  const planted = async (file: string, marker: string) => {
+    await writeFile(
+      file,
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'imported');\n` +
+        "export class EvilConnector { static [Symbol.for('tributary.source-connector')] = true; version = '6.6.6'; config = { keys: {} }; }\n",
+    );
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tributary-plugin-rule-'));
+    listed = join(dir, 'listed');
+    await mkdir(listed);
+    await writeFile(
+      join(listed, 'keyed.mjs'),
+      "export class KeyedConnector { static [Symbol.for('tributary.source-connector')] = true; version = '1.2.3'; config = { keys: {} }; }\n",
+    );
+  });
+
+  async function setUp(workerConfig: Record<string, string> = {}, rest: Record<string, string> = {}) {
+    const worker = new Worker({
+      config: { 'plugin.path': listed, ...workerConfig },
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => new MockSender(systemClock),
+    });
+    await worker.start();
+    const app = createRestApp(worker, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0', ...rest })) as RestOptions);
+    const call = async (method: string, url: string, body?: unknown) => {
+      const res = await app.inject({
+        method: method as 'GET',
+        url,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        payload: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined };
+    };
+    return { worker, app, call };
+  }
+
+  it('never imports a module path a request names: 404 for a plugin, 400 at create, and the module never runs', async () => {
+    const evil = join(dir, 'evil.mjs');
+    const marker = join(dir, 'evil-ran');
+    await planted(evil, marker);
+    const { worker, app, call } = await setUp();
+    const late = join(listed, 'late.mjs');
+    try {
+      // Found after start: not on the list, so not loadable by a request either.
+      await planted(late, join(dir, 'late-ran'));
+      const relativeEvil = `./${relative(process.cwd(), evil)}`;
+      for (const plugin of [evil, `${evil}#EvilConnector`, relativeEvil, late, 'unrelated', 'node:fs']) {
+        const res = await call('GET', `/connector-plugins/${encodeURIComponent(plugin)}/config`);
+        expect(res, plugin).toMatchObject({ status: 404, body: { error_code: 404 } });
+        expect(res.body.message).toMatch(/^Unknown plugin .* is not a plugin of this worker/);
+        const validated = await call('PUT', `/connector-plugins/${encodeURIComponent(plugin)}/config/validate`, {});
+        expect(validated.status, plugin).toBe(404);
+      }
+      // The plugin of the URL is listed; the connector.class of the body is what would load.
+      const smuggled = await call('PUT', '/connector-plugins/KeyedConnector/config/validate', {
+        'connector.class': `${evil}#KeyedConnector`,
+      });
+      expect(smuggled).toMatchObject({ status: 404, body: { message: expect.stringContaining('not a plugin of this worker') } });
+      for (const [method, url, body] of [
+        ['POST', '/connectors', { name: 'x', config: { 'connector.class': evil, topic: 't' } }],
+        ['PUT', '/connectors/y/config', { 'connector.class': `${evil}#EvilConnector`, topic: 't' }],
+      ] as const) {
+        const res = await call(method, url, body);
+        expect(res.status, method).toBe(400);
+        expect(res.body.message).toContain('rest.plugin.module.paths.enable=true');
+      }
+      expect(worker.connectorNames()).toEqual([]);
+      expect(existsSync(marker)).toBe(false);
+      expect(existsSync(join(dir, 'late-ran'))).toBe(false);
+      expect((globalThis as { __unrelatedLoaded?: boolean }).__unrelatedLoaded).toBeUndefined();
+    } finally {
+      await rm(late);
+      await app.close();
+      await worker.stop();
+    }
+  });
+
+  it('loads a listed plugin by its class, export name or alias, and the class of a connector the operator created', async () => {
+    const evil = join(dir, 'evil-patch.mjs');
+    const marker = join(dir, 'evil-patch-ran');
+    await planted(evil, marker);
+    const { worker, app, call } = await setUp();
+    try {
+      for (const plugin of [
+        `${join(listed, 'keyed.mjs')}#KeyedConnector`,
+        join(listed, 'keyed.mjs'),
+        'KeyedConnector',
+        'Keyed',
+      ]) {
+        expect(await call('GET', `/connector-plugins/${encodeURIComponent(plugin)}/config`), plugin).toMatchObject({
+          status: 200,
+          body: [],
+        });
+      }
+      // As the standalone CLI does with a connector file: the operator names a module path.
+      const operatorClass = `${fixture}#FixtureConnector`;
+      await worker.createConnector('op', { 'connector.class': operatorClass, topic: 't', count: '1' });
+      const again = await call('POST', '/connectors', {
+        name: 'again',
+        config: { 'connector.class': operatorClass, topic: 't', count: '1' },
+      });
+      expect(again.status).toBe(201);
+      expect((await call('PATCH', '/connectors/again/config', { topic: 'u' })).status).toBe(200);
+      const swapped = await call('PATCH', '/connectors/again/config', { 'connector.class': evil });
+      expect(swapped).toMatchObject({ status: 400, body: { message: expect.stringContaining('not a plugin of this worker') } });
+      expect(worker.describeConnector('again').config['connector.class']).toBe(operatorClass);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await app.close();
+      await worker.stop();
+    }
+  });
+
+  it('loads a module path from a request only with rest.plugin.module.paths.enable=true, which needs a loopback listener', async () => {
+    await expect(
+      resolveRestOptions({ listeners: 'http://0.0.0.0:0', 'rest.plugin.module.paths.enable': 'true' }),
+    ).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      problems: [expect.stringContaining('rest.plugin.module.paths.enable=true lets any client of the REST API run code')],
+    });
+    await expect(resolveRestOptions({ 'rest.plugin.module.paths.enable': 'yes' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+    });
+    expect(await resolveRestOptions({ listeners: 'http://[::1]:0', 'rest.plugin.module.paths.enable': 'true' })).toMatchObject({
+      pluginModulePaths: true,
+    });
+    const module = join(dir, 'allowed.mjs');
+    const marker = join(dir, 'allowed-ran');
+    await planted(module, marker);
+    const { worker, app, call } = await setUp({}, { 'rest.plugin.module.paths.enable': 'true' });
+    try {
+      expect(await call('GET', `/connector-plugins/${encodeURIComponent(module)}/config`)).toMatchObject({
+        status: 200,
+        body: [],
+      });
+      expect(existsSync(marker)).toBe(true);
+    } finally {
+      await app.close();
+      await worker.stop();
     }
   });
 });

@@ -1,7 +1,11 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type DatagenConfig, DatagenConnector } from '../../examples/datagen/src/index.js';
 import { systemClock } from '../../src/api/clock.js';
 import type { ConnectorContext } from '../../src/api/source-connector.js';
+import { readConnectorFile } from '../../src/cli/config-files.js';
 import type { OffsetEntry, RecordSender } from '../../src/runtime/ports.js';
 import { type CreateStep, Worker, type WorkerOptions } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
@@ -71,6 +75,25 @@ describe('Worker', () => {
     await until(() => sender.sent.length === 5, 'five records');
     await w.deleteConnector('gen');
     expect(await store.read('gen')).toEqual([at(5)]);
+  });
+
+  it("refuses a connector file's offsets with a key the codec does not know, naming it, and creates nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-worker-'));
+    const file = join(dir, 'gen.json');
+    await writeFile(
+      file,
+      JSON.stringify({ name: 'gen', config: config(), offsets: [{ partition: { task: 0, sequence: 0 }, offset: { sqe: 3 } }] }),
+    );
+    const c = await readConnectorFile(file);
+    const { w, store } = worker();
+    await w.start();
+    await expect(w.createConnector(c.name, c.config, { offsets: c.offsets })).rejects.toMatchObject({
+      code: 'OFFSET_DECODE',
+      message: expect.stringContaining('offsets[0].offset.sqe: unknown key (known: seq)'),
+    });
+    expect(w.connectorNames()).toEqual([]);
+    expect(await store.read('gen')).toEqual([]);
+    await w.stop();
   });
 
   it('rejects a bad config listing every problem, and registers nothing', async () => {

@@ -1,4 +1,4 @@
-import { SourceConnector } from 'tributary';
+import { type OffsetChange, SourceConnector } from 'tributary';
 import { type FileSourceConfig, fileSourceConfig } from './file-source-config.js';
 import { type FileOffset, type FilePartition, FileSourceTask } from './file-source-task.js';
 
@@ -19,5 +19,21 @@ export class FileSourceConnector extends SourceConnector<FileSourceConfig, FileS
       ...settings,
       files: files.filter((_, i) => i % tasks === task),
     }));
+  }
+
+  /**
+   * Accepts offsets given from outside (`PATCH /offsets`, offsets at creation) only when each
+   * position is a byte position: a non-negative integer. The codec takes any number, and the
+   * task would start mid-line at -5 or re-read the file at 7.5. A null offset (start over) is fine.
+   */
+  override alterOffsets(_config: FileSourceConfig, offsets: ReadonlyArray<OffsetChange<FilePartition, FileOffset>>): boolean {
+    const problems = offsets
+      .filter((o) => o.offset !== null && !(Number.isSafeInteger(o.offset.position) && o.offset.position >= 0))
+      .map(
+        (o) =>
+          `offset.position of file ${JSON.stringify(o.partition.filename)}: expected a byte position (an integer >= 0), got ${o.offset?.position}`,
+      );
+    if (problems.length > 0) throw new Error(problems.join('; '));
+    return true;
   }
 }

@@ -231,6 +231,23 @@ describe('file source', () => {
 });
 
 describe('file source config', () => {
+  it('refuses offsets from outside whose position is negative or not an integer, naming the file; accepts byte positions and null', async () => {
+    const connector = new FileSourceConnector();
+    const settings = config(['/data/a.log', '/data/b.log']);
+    const at = (filename: string, position: number | null) => ({
+      partition: { filename },
+      offset: position === null ? null : { position },
+    });
+    expect(() => connector.alterOffsets(settings, [at('/data/a.log', 12), at('/data/b.log', -5)])).toThrow(
+      'offset.position of file "/data/b.log": expected a byte position (an integer >= 0), got -5',
+    );
+    expect(() => connector.alterOffsets(settings, [at('/data/a.log', 7.5)])).toThrow(
+      'offset.position of file "/data/a.log": expected a byte position (an integer >= 0), got 7.5',
+    );
+    expect(() => connector.alterOffsets(settings, [at('/data/a.log', Number.MAX_VALUE)])).toThrow(/got 1\.79/);
+    expect(connector.alterOffsets(settings, [at('/data/a.log', 0), at('/data/b.log', 20), at('/data/a.log', null)])).toBe(true);
+  });
+
   it('takes file or files, splits them over tasks.max tasks, and names what is wrong', () => {
     const one = fileSourceConfig.parse({ file: 'x.log', topic: 't' });
     expect(one.ok && one.value.files).toEqual(['x.log']);
