@@ -29,6 +29,8 @@ export interface TestCertificates {
   readonly clientKeyEncryptedPem: string;
   /** Client key and chain as PKCS12, password {@link STORE_PASSWORD}. */
   readonly clientP12: string;
+  /** Broker (server, 127.0.0.1 and localhost) key and chain as PKCS12, password {@link STORE_PASSWORD}. */
+  readonly brokerP12: string;
   /** A second CA and a client certificate it signed (not trusted by the broker). */
   readonly strangerKeystorePem: string;
 }
@@ -152,6 +154,21 @@ export async function generateTestCertificates(dir: string): Promise<TestCertifi
     '-passout',
     `pass:${STORE_PASSWORD}`,
   ]);
+  const brokerP12 = join(dir, 'broker.p12');
+  await openssl([
+    'pkcs12',
+    '-export',
+    '-in',
+    broker.cert,
+    '-inkey',
+    broker.key,
+    '-certfile',
+    ca.cert,
+    '-out',
+    brokerP12,
+    '-passout',
+    `pass:${STORE_PASSWORD}`,
+  ]);
   const caP12 = join(dir, 'ca-truststore.p12');
   const keytool = await runCommand('keytool', [
     '-importcert',
@@ -179,6 +196,7 @@ export async function generateTestCertificates(dir: string): Promise<TestCertifi
     clientKeystorePem: client.keystore,
     clientKeyEncryptedPem,
     clientP12,
+    brokerP12,
     strangerKeystorePem: strangerClient.keystore,
   };
 }
