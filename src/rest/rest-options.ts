@@ -12,7 +12,7 @@ export const restConfig = defineConfig({
     type: configTypes.string,
     default: DEFAULT_LISTENER,
     description:
-      'Where the REST API listens: one http://host:port or https://host:port (port 0 picks a free one; an empty host means every interface). Set it empty to turn the REST API off. https needs a key store: listeners.https.ssl.keystore.* (or the worker\'s ssl.keystore.*).',
+      "Where the REST API listens: one http://host:port or https://host:port (port 0 picks a free one; an empty host means every interface). Set it empty to turn the REST API off. https needs a key store: listeners.https.ssl.keystore.* (or the worker's ssl.keystore.*).",
   },
   'rest.advertised.listener': {
     type: configTypes.string,
@@ -123,7 +123,9 @@ function resolveRestTls(config: Readonly<Record<string, string>>, problems: stri
     if ((REST_TLS_KEYS as readonly string[]).includes(key)) {
       if (key !== 'ssl.client.auth') stores[k] = v;
     } else if (prefixed) {
-      problems.push(`${k}: not a setting of the https listener; supported: ${REST_TLS_KEYS.map((x) => HTTPS_PREFIX + x).join(', ')}`);
+      problems.push(
+        `${k}: not a setting of the https listener; supported: ${REST_TLS_KEYS.map((x) => HTTPS_PREFIX + x).join(', ')}`,
+      );
     }
   }
   const clientAuthKey = `${prefix}ssl.client.auth`;
