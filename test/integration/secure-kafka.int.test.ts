@@ -172,20 +172,32 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
       /the broker closed the connection at once: the listener probably expects TLS; set security.protocol=SSL or SASL_SSL/,
     ],
     [
+      'a TLS client at a plaintext listener',
+      () => ({ 'bootstrap.servers': broker().bootstrapServers, 'security.protocol': 'SSL', ...trust() }),
+      /the TLS handshake failed: the listener does not seem to use TLS; check security.protocol/,
+    ],
+    [
+      'SASL at a TLS listener without SASL',
+      () => ({ ...cases['SASL_SSL with PLAIN']?.(), 'bootstrap.servers': listener('ssl') }),
+      /the listener does not use SASL; set security.protocol=SSL/,
+    ],
+    [
       'no client certificate at a listener that requires one',
       () => ({ 'bootstrap.servers': listener('mtls'), 'security.protocol': 'SSL', ...trust() }),
       /the broker refused the client certificate \(none was given/,
     ],
   ];
-  for (const [what, settings, expected] of failures) {
-    it(`fails at start with one line saying so for ${what}`, async () => {
-      const { error } = await failingStart(settings());
-      expect(isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
-      expect(error.message).toMatch(expected);
-      expect(error.message).not.toContain('\n');
-      expect(error.message).not.toContain('not-her-password');
-    });
-  }
+  describeEachSender('fails fast', (sender) => {
+    for (const [what, settings, expected] of failures) {
+      it(`at start, with one line saying so, for ${what}`, async () => {
+        const { error } = await failingStart({ ...settings(), sender });
+        expect(isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
+        expect(error.message).toMatch(expected);
+        expect(error.message).not.toContain('\n');
+        expect(error.message).not.toContain('not-her-password');
+      });
+    }
+  });
 
   it("fails at the task's start, saying so, when producer.override.sasl.jaas.config has a wrong password and the worker's is right", async () => {
     const topic = uniqueTopic('secure-override');

@@ -350,3 +350,13 @@ describe('secrets', () => {
     expect(isSecretKey('listeners.https.ssl.keystore.key', new Set())).toBe(true);
   });
 });
+
+// The TSDoc example of OAuthBearerTokenProvider, compiled by `npm run typecheck` (never called: it would reach the network).
+import type { OAuthBearerTokenProvider } from 'tributary';
+
+const exampleTokenProvider: OAuthBearerTokenProvider = async () => {
+  const response = await fetch('https://idp.example/token', { method: 'POST', body: 'grant_type=client_credentials' });
+  const { access_token, expires_in } = (await response.json()) as { access_token: string; expires_in: number };
+  return { value: access_token, expiresAtMs: Date.now() + expires_in * 1000 };
+};
+void exampleTokenProvider;
