@@ -63,7 +63,8 @@ export function classifyKafkaConnectionError(
     chain.push(err);
     c = err.cause ?? err.originalError;
   }
-  const codes = chain.map((c) => c.code ?? c.type).filter((c): c is string => typeof c === 'string');
+  // kafkajs protocol errors carry a numeric `code` and the name in `type`; socket errors a string `code`.
+  const codes = chain.flatMap((c) => [c.code, c.type]).filter((c): c is string => typeof c === 'string');
   const names = chain.map((c) => c.name ?? '');
   const detail = (chain.at(-1)?.message ?? String(e)).replace(/\s+/g, ' ').trim();
   const tls = security.tls !== undefined;
