@@ -24,8 +24,9 @@ export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' |
   /**
    * Connects once, with no retries, with the worker's and the admin client's security
    * settings, and fails with one line saying what is wrong (BROKER_SECURITY: wrong password,
-   * untrusted certificate, host-name mismatch, protocol mismatch; BROKER_UNAVAILABLE). Run it
-   * before the worker starts. Each producer is checked the same way when its task starts.
+   * untrusted certificate, host-name mismatch, protocol mismatch). A broker that does not answer
+   * is left to the clients' own retries. Run it before the worker starts. Each producer is
+   * checked the same way when its task starts.
    */
   check(): Promise<void>;
   /** The worker-level security settings (offsets topic, cluster id), resolved. */
@@ -99,9 +100,10 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     offsetStore,
     security: workerSecurity,
     async check() {
-      await checkKafkaConnection(brokers, workerSecurity, 'worker');
+      // A broker that is away is left to the clients' own retries, as before; security fails here.
+      await checkKafkaConnection(brokers, workerSecurity, 'worker', { onlySecurity: true });
       if (JSON.stringify(adminSecurity) !== JSON.stringify(workerSecurity)) {
-        await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)');
+        await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)', { onlySecurity: true });
       }
     },
     async createSender({ connector, taskId, connectorConfig }) {
@@ -109,7 +111,9 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       for (const warning of producer.warnings) logger.warn({ connector, task: taskId, event: 'producer.config' }, warning);
       const security = resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }));
       for (const warning of security.warnings) logger.warn({ connector, task: taskId, event: 'security.config' }, warning);
-      await checkKafkaConnection(brokers, security, `producer of connector '${connector}' task ${taskId}`);
+      await checkKafkaConnection(brokers, security, `producer of connector '${connector}' task ${taskId}`, {
+        onlySecurity: true,
+      });
       let sender: RecordSender;
       if (senderKind === 'librdkafka') {
         sender = await LibrdkafkaSender.connect(brokers.join(','), producer, undefined, librdkafkaSecurityConfig(security));

@@ -21,13 +21,14 @@ const UNTRUSTED = new Set([
  * at a listener without it, or a broker that cannot be reached.
  *
  * @throws TributaryError `BROKER_SECURITY` for a security failure, `BROKER_UNAVAILABLE` when no
- *   broker answers.
+ *   broker answers (unless `onlySecurity`: then an unreachable broker is left to the client's own
+ *   retries, and only security failures throw).
  */
 export async function checkKafkaConnection(
   brokers: readonly string[],
   security: ResolvedKafkaSecurity,
   label: string,
-  timeoutMs = 10_000,
+  { timeoutMs = 10_000, onlySecurity = false }: { timeoutMs?: number; onlySecurity?: boolean } = {},
 ): Promise<void> {
   const kafka = new Kafka({
     clientId: 'tributary-connection-check',
@@ -44,7 +45,8 @@ export async function checkKafkaConnection(
     await admin.connect();
     await admin.describeCluster();
   } catch (e) {
-    throw classifyKafkaConnectionError(e, security, label, brokers.join(','));
+    const error = classifyKafkaConnectionError(e, security, label, brokers.join(','));
+    if (!onlySecurity || error.code === 'BROKER_SECURITY') throw error;
   } finally {
     await admin.disconnect().catch(() => {});
   }
