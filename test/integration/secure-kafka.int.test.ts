@@ -236,4 +236,19 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
     // librdkafka's own connect would wait out its metadata timeout (tens of seconds) and say only "broker transport failure".
     expect(error?.message).not.toMatch(/broker transport failure/);
   });
+
+  it('librdkafka alone reports an untrusted broker certificate with its own line at once', async () => {
+    const security = resolveKafkaSecurity(securityLayers({ 'security.protocol': 'SSL' }, { kind: 'producer' }));
+    const error = await LibrdkafkaSender.connect(
+      listener('ssl'),
+      resolveProducerConfig({}, {}),
+      undefined,
+      librdkafkaSecurityConfig(security),
+    ).then(
+      (s) => s.close().then(() => undefined),
+      (e: unknown) => e as Error,
+    );
+    expect(error && isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
+    expect(error?.message).toMatch(/SSL handshake failed: .*certificate verify failed/);
+  });
 });
