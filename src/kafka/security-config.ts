@@ -321,9 +321,10 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
       return pkcs12Certificates(location ?? '', value('ssl.truststore.password') ?? '', nameOf('ssl.truststore.location'));
     }
     if (type !== 'PEM') return undefined;
-    const pem = inline ?? readText(location ?? '', nameOf('ssl.truststore.location'));
-    if (pem === undefined) return undefined;
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    const text = inline ?? readText(location ?? '', nameOf('ssl.truststore.location'));
+    if (text === undefined) return undefined;
+    const pem = pemBlocks(text, /^CERTIFICATE$/).join('\n');
+    if (pem === '') {
       problems.push(
         `${location !== undefined ? nameOf('ssl.truststore.location') : nameOf('ssl.truststore.certificates')}: holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
       );
@@ -370,8 +371,8 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
       if (chainPem === undefined)
         problems.push(`${nameOf('ssl.keystore.location')}: holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
     } else {
-      keyPem = inlineKey;
-      chainPem = inlineChain;
+      keyPem = inlineKey === undefined ? undefined : pemBlocks(inlineKey, /PRIVATE KEY/).join('\n') || inlineKey;
+      chainPem = inlineChain === undefined ? undefined : pemBlocks(inlineChain, /^CERTIFICATE$/).join('\n') || inlineChain;
       if (keyPem === undefined)
         problems.push('ssl.keystore.certificate.chain is set but ssl.keystore.key (the PEM private key) is not');
       if (chainPem === undefined)
@@ -449,11 +450,25 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
   }
 }
 
-/** The PEM blocks of `text` whose label (the word(s) after BEGIN) matches `label`. */
+/**
+ * The PEM blocks of `text` whose label (the word(s) after BEGIN) matches `label`, in standard
+ * form: a value continued over several lines of a `.properties` file reaches us as one line
+ * (`-----BEGIN CERTIFICATE----- MIIC... -----END CERTIFICATE-----`), which Kafka accepts and
+ * OpenSSL does not, so the base64 body is re-wrapped at 64 columns.
+ */
 function pemBlocks(text: string, label: RegExp): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g)) {
-    if (label.test(m[1] ?? '')) out.push(m[0]);
+  for (const m of text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)) {
+    if (!label.test(m[1] ?? '')) continue;
+    const body = m[2] ?? '';
+    // A block with RFC 1421 headers (Proc-Type: ...) is kept as it is.
+    if (body.includes(':')) {
+      out.push(m[0]);
+      continue;
+    }
+    const base64 = body.replace(/\s+/g, '');
+    const lines = base64.match(/.{1,64}/g) ?? [];
+    out.push(`-----BEGIN ${m[1]}-----\n${lines.join('\n')}\n-----END ${m[1]}-----`);
   }
   return out;
 }

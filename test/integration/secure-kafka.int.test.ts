@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { consumeAll, describeKafka, testKafka, uniqueTopic, useOwnBroker } from 
 import { describeEachSender } from '../helpers/senders.js';
 import { tokenCalls } from '../helpers/unsecured-token-provider.js';
 import type { SecureListeners } from '../kafka/broker.js';
-import { STORE_PASSWORD } from '../kafka/certificates.js';
+import { KEY_PASSWORD, STORE_PASSWORD } from '../kafka/certificates.js';
 
 const fixture = new URL('../helpers/fixture-connector.ts', import.meta.url).pathname;
 const tokenModule = new URL('../helpers/unsecured-token-provider.ts', import.meta.url).pathname;
@@ -22,6 +23,11 @@ const PLAIN = (u: string, p: string) =>
   `org.apache.kafka.common.security.plain.PlainLoginModule required username="${u}" password="${p}";`;
 const SCRAM = (u: string, p: string) =>
   `org.apache.kafka.common.security.scram.ScramLoginModule required username="${u}" password="${p}";`;
+
+/** A multi-line value as a .properties file continues it: each line ends with ` \` (the lines are joined). */
+function continued(text: string): string {
+  return text.trim().split('\n').join(' \\\n');
+}
 
 async function files(worker: Record<string, string>, connectors: Array<Record<string, string>>) {
   const dir = await mkdtemp(join(tmpdir(), 'tributary-secure-'));
@@ -88,6 +94,21 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
       'ssl.keystore.type': 'PKCS12',
       'ssl.keystore.location': certs().clientP12,
       'ssl.keystore.password': STORE_PASSWORD,
+    }),
+    'SSL with ssl.endpoint.identification.algorithm empty, at a listener whose certificate names another host': () => ({
+      'bootstrap.servers': listener('wrongHost'),
+      'security.protocol': 'SSL',
+      'ssl.endpoint.identification.algorithm': '',
+      ...trust(),
+    }),
+    'mutual TLS with inline PEM certificates and an encrypted key, continued over lines as in a Kafka properties file': () => ({
+      'bootstrap.servers': listener('mtls'),
+      'security.protocol': 'SSL',
+      'ssl.truststore.certificates': continued(readFileSync(certs().caPem, 'utf8')),
+      'ssl.keystore.type': 'PEM',
+      'ssl.keystore.key': continued(readFileSync(certs().clientKeyEncryptedPem, 'utf8')),
+      'ssl.keystore.certificate.chain': continued(readFileSync(certs().clientCertPem, 'utf8')),
+      'ssl.key.password': KEY_PASSWORD,
     }),
     'SASL_SSL with OAUTHBEARER from a token provider': () => ({
       'bootstrap.servers': listener('oauth'),

@@ -201,6 +201,18 @@ describe('resolveKafkaSecurity', () => {
     expect(p12?.pkcs12).toMatchObject({ location: certs.clientP12, password: STORE_PASSWORD });
   });
 
+  it('re-wraps a PEM value that a .properties continuation joined into one line, which OpenSSL would silently not read', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pem = (await readFile(certs.caPem, 'utf8')).trim();
+    const tls = resolveKafkaSecurity(
+      securityLayers(
+        { 'security.protocol': 'SSL', 'ssl.truststore.certificates': pem.split('\n').join(' ') },
+        { kind: 'worker' },
+      ),
+    ).tls;
+    expect(tls?.ca).toBe(pem);
+  });
+
   it('refuses JKS stores, saying how to convert them, and unreadable or wrong stores, never showing a password', () => {
     const jks = problemsOf({ 'security.protocol': 'SSL', 'ssl.truststore.location': '/etc/kafka/truststore.jks' });
     expect(jks).toEqual([
