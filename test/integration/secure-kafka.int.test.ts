@@ -151,6 +151,25 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
     }
   });
 
+  it("answers GET / with the cluster id, asked over the worker's SASL_SSL settings", async () => {
+    const worker = await runStandalone(
+      await files(
+        {
+          ...cases['SASL_SSL with SCRAM-SHA-512']?.(),
+          'offset.storage.topic': uniqueTopic('secure-offsets'),
+          listeners: 'http://127.0.0.1:0',
+        },
+        [],
+      ),
+    );
+    try {
+      const root = (await (await fetch(`${worker.rest?.url}/`)).json()) as { kafka_cluster_id: string | null };
+      expect(root.kafka_cluster_id).toMatch(/^[\w-]{22}$/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   /** Starts a worker that must fail at start; returns the error. */
   async function failingStart(settings: Record<string, string>): Promise<{ error: Error }> {
     return failingStartWith(settings, []);
