@@ -38,6 +38,7 @@ export {
 } from './api/errors.js';
 export type { JsonObject, JsonValue } from './api/json.js';
 export { type Logger, silentLogger } from './api/logger.js';
+export type { OAuthBearerToken, OAuthBearerTokenProvider } from './api/oauth-bearer.js';
 export {
   type Decoded,
   type DecodeOptions,

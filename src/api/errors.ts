@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   STOP_TIMEOUT: { retriable: true },
   WORKER_STOPPING: { retriable: true },
   BROKER_UNAVAILABLE: { retriable: true },
+  BROKER_SECURITY: { retriable: false },
 } as const satisfies Record<string, { retriable: boolean }>;
 
 /** A literal error code, e.g. `'OFFSET_DECODE'`. */

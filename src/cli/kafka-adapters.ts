@@ -2,9 +2,12 @@ import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { ConfigError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
+import { checkKafkaConnection } from '../kafka/connection-check.js';
+import { kafkajsSecurityOptions, librdkafkaSecurityConfig } from '../kafka/kafka-client-security.js';
 import { KafkajsSender } from '../kafka/kafkajs-sender.js';
 import { LibrdkafkaSender } from '../kafka/librdkafka-sender.js';
 import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-config.js';
+import { type ResolvedKafkaSecurity, resolveKafkaSecurity, securityLayers } from '../kafka/security-config.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
 import { topicCreationSettings } from '../kafka/topic-creation-settings.js';
@@ -18,6 +21,16 @@ export const DEFAULT_OFFSETS_TOPIC = 'connect-offsets';
 
 /** The Kafka adapters of a worker, and how to release them. */
 export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' | 'prepareTopics'> & {
+  /**
+   * Connects once, with no retries, with the worker's and the admin client's security
+   * settings, and fails with one line saying what is wrong (BROKER_SECURITY: wrong password,
+   * untrusted certificate, host-name mismatch, protocol mismatch). A broker that does not answer
+   * is left to the clients' own retries. Run it before the worker starts. Each producer is
+   * checked the same way when its task starts.
+   */
+  check(): Promise<void>;
+  /** The worker-level security settings (offsets topic, cluster id), resolved. */
+  readonly security: ResolvedKafkaSecurity;
   close(): Promise<void>;
 };
 
@@ -27,6 +40,10 @@ export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' |
  * and `topic.creation.enable` is not false, heartbeat topics created at connector start, and
  * offsets in `offset.storage.file.filename` when given, else in the compacted
  * `offset.storage.topic` (default `connect-offsets`).
+ *
+ * Security (docs/security.md): the worker's `security.protocol`, `sasl.*` and `ssl.*` apply to
+ * every client; `admin.<key>` overrides them for the admin client, `producer.<key>` and a
+ * connector's `producer.override.<key>` for producers.
  */
 export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: Logger): KafkaAdapters {
   const brokers = (config['bootstrap.servers'] ?? '')
@@ -41,8 +58,20 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     else if (entry.level === logLevel.WARN) kafkaLog.warn(fields, message);
   };
   const clientId = config['client.id'] ?? 'tributary';
-  const kafka = new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator });
-  const admin = new TopicAdmin(kafka);
+  const workerSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'worker' }));
+  const adminSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'admin' }));
+  for (const warning of new Set([...workerSecurity.warnings, ...adminSecurity.warnings])) {
+    logger.warn({ event: 'security.config' }, warning);
+  }
+  const kafka = new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator, ...kafkajsSecurityOptions(workerSecurity) });
+  const adminKafka = new Kafka({
+    clientId,
+    brokers,
+    logLevel: logLevel.WARN,
+    logCreator,
+    ...kafkajsSecurityOptions(adminSecurity),
+  });
+  const admin = new TopicAdmin(adminKafka);
   const int = (key: string): number | undefined => {
     const v = config[key];
     if (v === undefined) return undefined;
@@ -69,14 +98,33 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
   const senders = new Set<RecordSender>();
   return {
     offsetStore,
+    security: workerSecurity,
+    async check() {
+      // A broker that is away is left to the clients' own retries, as before; security fails here.
+      await checkKafkaConnection(brokers, workerSecurity, 'worker', { onlySecurity: true });
+      if (JSON.stringify(adminSecurity) !== JSON.stringify(workerSecurity)) {
+        await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)', { onlySecurity: true });
+      }
+    },
     async createSender({ connector, taskId, connectorConfig }) {
       const producer = resolveProducerConfig(config, connectorConfig, { connector, task: taskId });
       for (const warning of producer.warnings) logger.warn({ connector, task: taskId, event: 'producer.config' }, warning);
+      const security = resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }));
+      for (const warning of security.warnings) logger.warn({ connector, task: taskId, event: 'security.config' }, warning);
+      await checkKafkaConnection(brokers, security, `producer of connector '${connector}' task ${taskId}`, {
+        onlySecurity: true,
+      });
       let sender: RecordSender;
       if (senderKind === 'librdkafka') {
-        sender = await LibrdkafkaSender.connect(brokers.join(','), producer);
+        sender = await LibrdkafkaSender.connect(brokers.join(','), producer, undefined, librdkafkaSecurityConfig(security));
       } else {
-        const client = new Kafka({ brokers, logLevel: logLevel.WARN, logCreator, ...kafkajsClientOptions(producer) });
+        const client = new Kafka({
+          brokers,
+          logLevel: logLevel.WARN,
+          logCreator,
+          ...kafkajsClientOptions(producer),
+          ...kafkajsSecurityOptions(security),
+        });
         const kafkajs = new KafkajsSender({
           kafka: client,
           config: producer,

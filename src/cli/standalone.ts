@@ -5,6 +5,7 @@ import { isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
+import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
@@ -83,11 +84,12 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   });
   const aborted = () => options.signal?.aborted === true;
   try {
+    await kafka?.check();
     await worker.start();
     if (restOptions && !aborted()) {
       rest = await RestServer.start(worker, restOptions, {
         logger,
-        clusterId: kafka ? kafkaClusterId(config['bootstrap.servers'] ?? '') : undefined,
+        clusterId: kafka ? kafkaClusterId(config['bootstrap.servers'] ?? '', kafkajsSecurityOptions(kafka.security)) : undefined,
       });
     }
     for (const c of connectors) {
@@ -107,7 +109,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
 }
 
 /** The Kafka cluster id for `GET /`, asked once it is first wanted and kept; null while the cluster cannot be reached. */
-function kafkaClusterId(bootstrapServers: string): () => Promise<string | null> {
+function kafkaClusterId(bootstrapServers: string, security: KafkajsSecurityOptions): () => Promise<string | null> {
   let known: string | undefined;
   return async () => {
     if (known !== undefined) return known;
@@ -115,7 +117,13 @@ function kafkaClusterId(bootstrapServers: string): () => Promise<string | null> 
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    const admin = new Kafka({ clientId: 'tributary-rest', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1 } }).admin();
+    const admin = new Kafka({
+      clientId: 'tributary-rest',
+      brokers,
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 1 },
+      ...security,
+    }).admin();
     try {
       await admin.connect();
       known = (await admin.describeCluster()).clusterId;

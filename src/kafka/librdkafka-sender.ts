@@ -22,6 +22,12 @@ export interface RdkafkaProducerLike {
   on(event: 'delivery-report', listener: (error: Error | null, report: RdkafkaDeliveryReport) => void): unknown;
 }
 
+/** What connect() uses beyond {@link RdkafkaProducerLike}: log events and polling while connecting. */
+interface RdkafkaConnecting {
+  on(event: 'event.log', listener: (log: { severity: number; fac: string; message: string }) => void): unknown;
+  poll(): unknown;
+}
+
 /** A delivery report of librdkafka. */
 export interface RdkafkaDeliveryReport {
   readonly topic: string;
@@ -33,7 +39,7 @@ export interface RdkafkaDeliveryReport {
 
 /** The module `@confluentinc/kafka-javascript`, as far as this sender needs it. */
 interface RdkafkaModule {
-  Producer: new (config: Record<string, string | number | boolean>) => RdkafkaProducerLike;
+  Producer: new (config: Record<string, unknown>) => RdkafkaProducerLike;
   librdkafkaVersion: string;
 }
 
@@ -59,17 +65,59 @@ export class LibrdkafkaSender implements RecordSender {
     producer.on('delivery-report', (error, report) => this.delivered(error, report));
   }
 
-  /** Loads `@confluentinc/kafka-javascript` from `baseDir` and connects a producer with `config`. */
+  /**
+   * Loads `@confluentinc/kafka-javascript` from `baseDir` and connects a producer with `config`
+   * and the security settings `security` (see `librdkafkaSecurityConfig`). A connection failure
+   * that librdkafka reports as an error (SSL handshake, authentication) ends the connect at
+   * once with librdkafka's line, instead of waiting out the metadata timeout.
+   */
   static async connect(
     bootstrapServers: string,
     config: ResolvedProducerConfig,
     baseDir = process.cwd(),
+    security: Readonly<Record<string, unknown>> = {},
   ): Promise<LibrdkafkaSender> {
     const rd = loadRdkafka(baseDir);
-    const producer = new rd.Producer(librdkafkaConfig(bootstrapServers, config));
-    await new Promise<void>((resolve, reject) => {
-      producer.connect({}, (error) => (error ? reject(brokerError(error, bootstrapServers)) : resolve()));
-    });
+    const producer = new rd.Producer({ ...librdkafkaConfig(bootstrapServers, config), ...security, event_cb: true });
+    const connecting$ = producer as RdkafkaProducerLike & Partial<RdkafkaConnecting>;
+    let connecting = true;
+    // Events are only delivered when the client is polled; during connect nothing polls it.
+    const poller = setInterval(() => {
+      try {
+        connecting$.poll?.();
+      } catch {
+        // not connected yet
+      }
+    }, 20);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        connecting$.on?.('event.log', (log) => {
+          if (connecting && log.severity <= 3 && log.fac === 'FAIL' && /SSL|SASL|authentication/i.test(log.message)) {
+            connecting = false;
+            reject(
+              new TributaryError(
+                'BROKER_SECURITY',
+                `librdkafka cannot connect to ${bootstrapServers}: ${log.message.replace(/^\[thrd:[^\]]*\]: /, '')}`,
+              ),
+            );
+          }
+        });
+        producer.connect({}, (error) => {
+          if (connecting) {
+            connecting = false;
+            if (error) reject(brokerError(error, bootstrapServers));
+            else resolve();
+          } else if (!error) {
+            // Given up on already (a security error): librdkafka's connect finished after all.
+            producer.disconnect(() => {});
+          }
+          // A failed connect has disconnected itself; disconnecting while it still waits for
+          // metadata would block until librdkafka's timeout.
+        });
+      });
+    } finally {
+      clearInterval(poller);
+    }
     producer.setPollInterval(5);
     return new LibrdkafkaSender(producer);
   }

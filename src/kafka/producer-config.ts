@@ -1,4 +1,5 @@
 import { ConfigError } from '../api/errors.js';
+import { isSecurityKey } from './security-config.js';
 
 /**
  * Producer settings of one task, resolved once from the worker's `producer.*` keys and the
@@ -120,8 +121,9 @@ const PRINCIPAL_KEYS = new Set(['sasl.jaas.config', 'sasl.mechanism', 'security.
  * Precedence (as Kafka Connect): connector `producer.override.<key>` > worker `producer.<key>` >
  * {@link PRODUCER_DEFAULTS}. The worker's `connector.client.config.override.policy` (`All`,
  * the default; `None`; `Principal`) limits what a connector may override. Keys the kafkajs
- * producer cannot honour (`buffer.memory`, `key.serializer`, `ssl.*`, ...) are ignored and
- * listed in `warnings`; values that are wrong raise one {@link ConfigError} listing every
+ * producer cannot honour (`buffer.memory`, `key.serializer`, ...) are ignored and
+ * listed in `warnings`; `security.protocol`, `sasl.*` and `ssl.*` are left to
+ * {@link resolveKafkaSecurity} (src/kafka/security-config.ts); values that are wrong raise one {@link ConfigError} listing every
  * problem with its key, the value given and what is accepted.
  *
  * As in the Java producer, idempotence that was not asked for explicitly is turned off (with a
@@ -179,6 +181,8 @@ export function resolveProducerConfig(
       }
       if ((KNOWN_KEYS as readonly string[]).includes(key)) {
         given.set(key as KnownKey, [String(raw).trim(), fullKey]);
+      } else if (isSecurityKey(key)) {
+        // security.protocol, sasl.*, ssl.*: resolved (and checked) by resolveKafkaSecurity.
       } else {
         warnings.push(`${fullKey}: ignored (not a setting the kafkajs producer supports)`);
       }

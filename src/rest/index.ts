@@ -7,6 +7,13 @@
 export { type BasicCredentials, checkBasicAuth } from './basic-auth.js';
 export { createRestApp, type RestAppContext } from './rest-app.js';
 export { type ErrorBody, RestError } from './rest-error.js';
-export { DEFAULT_LISTENER, type RestOptions, resolveRestOptions, restConfig } from './rest-options.js';
+export {
+  DEFAULT_LISTENER,
+  REST_TLS_KEYS,
+  type RestOptions,
+  type RestTls,
+  resolveRestOptions,
+  restConfig,
+} from './rest-options.js';
 export { RestServer } from './rest-server.js';
 export type { ClusterIdSource } from './root-routes.js';

@@ -31,7 +31,21 @@ export interface RestAppContext {
 export function createRestApp(worker: Worker, options: RestOptions, context: RestAppContext = {}): FastifyInstance {
   const log = (context.logger ?? silentLogger).child({ component: 'rest' });
   const fail = (e: unknown): ErrorBody => errorResponse(e, options.maxBodyBytes);
+  const tls = options.tls;
   const app = Fastify({
+    ...(tls
+      ? {
+          https: {
+            ...(tls.key !== undefined ? { key: tls.key } : {}),
+            ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
+            ...(tls.pfx !== undefined ? { pfx: tls.pfx } : {}),
+            ...(tls.passphrase !== undefined ? { passphrase: tls.passphrase } : {}),
+            ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+            requestCert: tls.clientAuth !== 'none',
+            rejectUnauthorized: tls.clientAuth === 'required',
+          },
+        }
+      : {}),
     logger: false,
     bodyLimit: options.maxBodyBytes,
     return503OnClosing: false,
@@ -100,6 +114,17 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
       .code(404)
       .send({ error_code: 404, message: `No endpoint ${request.method} ${path}; the endpoints are listed in docs/rest.md` });
   });
+
+  if (tls?.clientAuth === 'requested') {
+    // ssl.client.auth=requested: no certificate is fine, an untrusted one is not (as Java's wantClientAuth).
+    app.addHook('onRequest', async (request, reply) => {
+      const socket = request.raw.socket as import('node:tls').TLSSocket;
+      if (socket.authorized || Object.keys(socket.getPeerCertificate?.() ?? {}).length === 0) return;
+      return reply
+        .code(401)
+        .send({ error_code: 401, message: `Client certificate not trusted: ${socket.authorizationError ?? 'unknown issuer'}` });
+    });
+  }
 
   const credentials = options.basicAuth;
   if (credentials) {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { configTypes, defineConfig } from '../api/config-def.js';
-import { ConfigError } from '../api/errors.js';
+import { ConfigError, isTributaryError } from '../api/errors.js';
+import { resolveKafkaSecurity } from '../kafka/security-config.js';
 
 /** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
 export const DEFAULT_LISTENER = 'http://127.0.0.1:8083';
@@ -11,7 +12,12 @@ export const restConfig = defineConfig({
     type: configTypes.string,
     default: DEFAULT_LISTENER,
     description:
-      'Where the REST API listens: one http://host:port (port 0 picks a free one; an empty host means every interface). Set it empty to turn the REST API off.',
+      "Where the REST API listens: one http://host:port or https://host:port (port 0 picks a free one; an empty host means every interface). Set it empty to turn the REST API off. https needs a key store: listeners.https.ssl.keystore.* (or the worker's ssl.keystore.*).",
+  },
+  'rest.advertised.listener': {
+    type: configTypes.string,
+    default: '',
+    description: 'Scheme other workers use to reach this one, http or https; default: the scheme of listeners.',
   },
   'rest.advertised.host.name': {
     type: configTypes.string,
@@ -75,6 +81,97 @@ export interface RestOptions {
   readonly basicAuth: { readonly user: string; readonly password: string } | undefined;
   /** Whether a request may name any module path as `connector.class` (`rest.plugin.module.paths.enable`). */
   readonly pluginModulePaths: boolean;
+  /** Set for an `https://` listener. */
+  readonly tls: RestTls | undefined;
+  /** `rest.advertised.listener`: the scheme other workers use; default the listener's. */
+  readonly advertisedListener: 'http' | 'https';
+}
+
+/** TLS of an `https://` REST listener, from `listeners.https.ssl.*` (or the worker's `ssl.*`). */
+export interface RestTls {
+  /** Server key and certificate chain (PEM), or a PKCS12 store. */
+  readonly key: string | undefined;
+  readonly cert: string | undefined;
+  readonly pfx: Buffer | undefined;
+  readonly passphrase: string | undefined;
+  /** CAs whose client certificates are accepted (PEM); undefined: none given. */
+  readonly ca: string | undefined;
+  /** `ssl.client.auth`: none (default), requested (asked for; an untrusted one is refused), required. */
+  readonly clientAuth: 'none' | 'requested' | 'required';
+}
+
+/** The store settings an https listener reads, under `listeners.https.` or (none of those given) at the worker. */
+export const REST_TLS_KEYS = [
+  'ssl.keystore.type',
+  'ssl.keystore.location',
+  'ssl.keystore.password',
+  'ssl.keystore.key',
+  'ssl.keystore.certificate.chain',
+  'ssl.key.password',
+  'ssl.truststore.type',
+  'ssl.truststore.location',
+  'ssl.truststore.password',
+  'ssl.truststore.certificates',
+  'ssl.client.auth',
+] as const;
+
+const HTTPS_PREFIX = 'listeners.https.';
+
+/**
+ * The TLS settings of an https listener. As Kafka Connect: when any `listeners.https.*` key is
+ * given, only those are used; otherwise the worker's un-prefixed `ssl.*` ones.
+ */
+function resolveRestTls(config: Readonly<Record<string, string>>, problems: string[]): RestTls | undefined {
+  const prefixed = Object.keys(config).some((k) => k.startsWith(HTTPS_PREFIX));
+  const prefix = prefixed ? HTTPS_PREFIX : '';
+  const stores: Record<string, string> = {};
+  for (const [k, v] of Object.entries(config)) {
+    if (!k.startsWith(prefix)) continue;
+    const key = k.slice(prefix.length);
+    if ((REST_TLS_KEYS as readonly string[]).includes(key)) {
+      if (key !== 'ssl.client.auth') stores[k] = v;
+    } else if (prefixed) {
+      problems.push(
+        `${k}: not a setting of the https listener; supported: ${REST_TLS_KEYS.map((x) => HTTPS_PREFIX + x).join(', ')}`,
+      );
+    }
+  }
+  const clientAuthKey = `${prefix}ssl.client.auth`;
+  const clientAuthRaw = (config[clientAuthKey] ?? 'none').trim().toLowerCase();
+  let clientAuth: RestTls['clientAuth'] = 'none';
+  if (clientAuthRaw === 'none' || clientAuthRaw === 'requested' || clientAuthRaw === 'required') clientAuth = clientAuthRaw;
+  else problems.push(`${clientAuthKey}: '${config[clientAuthKey]}' is not one of none, requested, required`);
+  let resolved: ReturnType<typeof resolveKafkaSecurity>;
+  try {
+    resolved = resolveKafkaSecurity([
+      { config: { 'security.protocol': 'SSL' }, prefix: '' },
+      { config: stores, prefix },
+    ]);
+  } catch (e) {
+    if (isTributaryError(e) && 'problems' in e) problems.push(...(e as ConfigError).problems);
+    else throw e;
+    return undefined;
+  }
+  const tls = resolved.tls;
+  if (!tls) return undefined;
+  if (tls.cert === undefined && tls.pkcs12 === undefined) {
+    problems.push(
+      `listeners: https needs the server's key and certificate: set ${prefix || HTTPS_PREFIX}ssl.keystore.location (PEM with ${prefix || HTTPS_PREFIX}ssl.keystore.type=PEM, or PKCS12 with its password)`,
+    );
+  }
+  if (clientAuth !== 'none' && tls.ca === undefined) {
+    problems.push(
+      `${clientAuthKey}=${clientAuth} needs the CA of the client certificates: set ${prefix || HTTPS_PREFIX}ssl.truststore.location`,
+    );
+  }
+  return {
+    key: tls.key,
+    cert: tls.cert,
+    pfx: tls.pkcs12?.data,
+    passphrase: tls.pkcs12 ? tls.pkcs12.password : tls.keyPassword,
+    ca: tls.ca,
+    clientAuth,
+  };
 }
 
 /**
@@ -98,6 +195,14 @@ export async function resolveRestOptions(config: Readonly<Record<string, string>
     .filter(Boolean);
   if (listeners.length > 1) problems.push(`listeners: one listener is supported, got ${listeners.length} (${c.listeners})`);
   const listener = parseListener(listeners[0] ?? '', problems);
+  const tls = listener.scheme === 'https' ? resolveRestTls(config, problems) : undefined;
+  const advertisedRaw = c['rest.advertised.listener'].trim().toLowerCase();
+  let advertisedListener: 'http' | 'https' = listener.scheme;
+  if (advertisedRaw === 'http' || advertisedRaw === 'https') advertisedListener = advertisedRaw;
+  else if (advertisedRaw !== '') problems.push(`rest.advertised.listener: '${advertisedRaw}' is not http or https`);
+  if (advertisedListener !== listener.scheme) {
+    problems.push(`rest.advertised.listener=${advertisedListener} does not match the listener's scheme (${listener.scheme})`);
+  }
   let password = c['rest.basic.auth.password'];
   const file = c['rest.basic.auth.password.file'];
   if (file !== '') {
@@ -130,6 +235,8 @@ export async function resolveRestOptions(config: Readonly<Record<string, string>
     requestTimeoutMs: c['rest.request.timeout.ms'],
     basicAuth: user !== '' ? { user, password } : undefined,
     pluginModulePaths,
+    tls,
+    advertisedListener,
   };
 }
 
@@ -137,21 +244,22 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-function parseListener(listener: string, problems: string[]): { host: string; port: number } {
+function parseListener(listener: string, problems: string[]): { host: string; port: number; scheme: 'http' | 'https' } {
   const match = /^([a-z][a-z0-9+.-]*):\/\/(\[[^\]]*\]|[^:/[\]]*)(?::(\d+))?\/?$/i.exec(listener);
   const accepted =
-    'accepted: http://host:port, e.g. http://127.0.0.1:8083, http://[::1]:8083 or http://:8083 for every interface';
+    'accepted: http://host:port or https://host:port, e.g. http://127.0.0.1:8083, https://[::1]:8443 or http://:8083 for every interface';
   if (!match) {
     problems.push(`listeners: "${listener}" is not a listener URL; ${accepted}`);
-    return { host: '', port: 0 };
+    return { host: '', port: 0, scheme: 'http' };
   }
   const [, scheme = '', rawHost = '', port] = match;
-  if (scheme.toLowerCase() !== 'http') {
-    problems.push(`listeners: scheme "${scheme}" is not supported, only http (put a TLS-terminating proxy in front for https)`);
+  const lower = scheme.toLowerCase();
+  if (lower !== 'http' && lower !== 'https') {
+    problems.push(`listeners: scheme "${scheme}" is not supported, only http and https`);
   }
   if (port === undefined) problems.push(`listeners: "${listener}" has no port; ${accepted}`);
   const n = Number(port ?? 0);
   if (n > 65_535) problems.push(`listeners: port ${n} is out of range 0..65535`);
   const host = rawHost.startsWith('[') ? rawHost.slice(1, -1) : rawHost;
-  return { host: host === '' ? '0.0.0.0' : host, port: n };
+  return { host: host === '' ? '0.0.0.0' : host, port: n, scheme: lower === 'https' ? 'https' : 'http' };
 }

@@ -42,11 +42,17 @@ export class RestServer {
     }
     const { port } = app.server.address() as AddressInfo;
     const everywhere = options.host === '0.0.0.0' || options.host === '::';
-    const url = `http://${everywhere ? '127.0.0.1' : formatHost(options.host)}:${port}`;
+    const url = `${options.tls ? 'https' : 'http'}://${everywhere ? '127.0.0.1' : formatHost(options.host)}:${port}`;
     const advertisedHost = options.advertisedHost || (everywhere ? hostname() : options.host);
     worker.workerId = `${advertisedHost}:${options.advertisedPort || port}`;
     log.info(
-      { event: 'rest.listening', url, workerId: worker.workerId, auth: options.basicAuth ? 'basic' : 'none' },
+      {
+        event: 'rest.listening',
+        url,
+        workerId: worker.workerId,
+        auth: options.basicAuth ? 'basic' : 'none',
+        clientAuth: options.tls?.clientAuth ?? 'none',
+      },
       `REST API listening on ${formatHost(options.host)}:${port}`,
     );
     return new RestServer(app, url);

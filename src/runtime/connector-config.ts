@@ -137,10 +137,13 @@ export const HIDDEN = '[hidden]';
 
 /**
  * Whether the value of `key` is secret: declared a password by the connector, or a Kafka
- * client secret (`*.password`, `*sasl.jaas.config`, e.g. under `producer.override.`).
+ * client secret (`*.password`, `*sasl.jaas.config`, an inline private key `*ssl.keystore.key`,
+ * e.g. under `producer.override.`).
  */
 export function isSecretKey(key: string, passwords: ReadonlySet<string>): boolean {
-  return passwords.has(key) || /(^|\.)password$/.test(key) || key.endsWith('sasl.jaas.config');
+  return (
+    passwords.has(key) || /(^|\.)password$/.test(key) || key.endsWith('sasl.jaas.config') || /(^|\.)ssl\.keystore\.key$/.test(key)
+  );
 }
 
 /**

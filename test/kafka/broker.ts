@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { generateTestCertificates, type TestCertificates } from './certificates.js';
 import { mavenCopyDependencies, runCommand as run } from './maven-copy.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -55,7 +56,41 @@ export interface StartBrokerOptions {
   startTimeoutMs?: number;
   /** Extra or overriding server.properties entries, e.g. `{ 'auto.create.topics.enable': 'false' }`. */
   serverProperties?: Record<string, string>;
+  /**
+   * Also open the secure listeners of {@link SecureListeners} (TLS, SASL, mutual TLS), with test
+   * certificates generated into `<dataDir>/certs` and the SCRAM users of {@link SCRAM_USERS}
+   * created at storage format time. Default false.
+   */
+  secure?: boolean;
 }
+
+/** The SASL users of a secure test broker: user -> password (PLAIN and both SCRAM mechanisms). */
+export const SASL_USERS: Readonly<Record<string, string>> = { alice: 'alice-secret' };
+
+/** The secure listeners of a broker started with `secure: true`, each as `127.0.0.1:<port>`. */
+export interface SecureListeners {
+  /** SSL, server authentication only. */
+  readonly ssl: string;
+  /** SASL_SSL with PLAIN. */
+  readonly saslPlain: string;
+  /** SASL_SSL with SCRAM-SHA-256 and SCRAM-SHA-512. */
+  readonly scram: string;
+  /** SSL with `ssl.client.auth=required` (mutual TLS). */
+  readonly mtls: string;
+  /** SASL_SSL with OAUTHBEARER, Kafka's unsecured-token validator (tests only). */
+  readonly oauth: string;
+  /** SSL whose certificate names `wrong.example`, not 127.0.0.1 (host-name mismatch). */
+  readonly wrongHost: string;
+}
+
+const SECURE_LISTENER_NAMES = {
+  ssl: 'SSL',
+  saslPlain: 'SASLPLAIN',
+  scram: 'SCRAM',
+  mtls: 'MTLS',
+  oauth: 'OAUTH',
+  wrongHost: 'WRONGHOST',
+} as const satisfies Record<keyof SecureListeners, string>;
 
 /** A running (or stopped) broker started by {@link startBroker}. */
 export interface KafkaBroker {
@@ -69,6 +104,8 @@ export interface KafkaBroker {
   readonly pid: number | undefined;
   /** True between a successful start and the process's exit. */
   readonly running: boolean;
+  /** The secure listeners, when started with `secure: true`. */
+  readonly secure: { readonly listeners: SecureListeners; readonly certificates: TestCertificates } | undefined;
   /** Starts the broker again on the same ports and data dir (after {@link stop} or {@link kill}). */
   start(): Promise<void>;
   /** SIGTERM (clean, controlled shutdown), waits for exit; SIGKILL after `timeoutMs` (default 30 s). */
@@ -109,7 +146,26 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<KafkaB
     pidFile: join(dataDir, 'broker.pid'),
   };
   await refuseIfAlreadyRunning(paths.pidFile, dataDir);
-  await writeFile(paths.props, serverProperties(port, controllerPort, paths.kafkaLogs, opts.serverProperties));
+  let secure: KafkaBroker['secure'];
+  let secureProps: Record<string, string> = {};
+  if (opts.secure) {
+    const certificates = await generateTestCertificates(join(dataDir, 'certs'));
+    const used = [port, controllerPort];
+    const ports = {} as Record<keyof SecureListeners, number>;
+    for (const name of Object.keys(SECURE_LISTENER_NAMES) as Array<keyof SecureListeners>) {
+      ports[name] = await freePort(used);
+      used.push(ports[name]);
+    }
+    const listeners = Object.fromEntries(
+      Object.entries(ports).map(([name, p]) => [name, `127.0.0.1:${p}`]),
+    ) as unknown as SecureListeners;
+    secure = { listeners, certificates };
+    secureProps = secureServerProperties(port, controllerPort, ports, certificates);
+  }
+  await writeFile(
+    paths.props,
+    serverProperties(port, controllerPort, paths.kafkaLogs, { ...secureProps, ...opts.serverProperties }),
+  );
   await writeFile(paths.log4j, log4jConfig('INFO'));
   await writeFile(paths.toolsLog4j, log4jConfig('WARN'));
   const classpath = `${libs}/*`;
@@ -127,6 +183,11 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<KafkaB
       clusterId,
       '-c',
       paths.props,
+      ...(opts.secure
+        ? Object.entries(SASL_USERS).flatMap(([name, password]) =>
+            ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((m) => ['--add-scram', `${m}=[name=${name},password=${password}]`]),
+          )
+        : []),
     ]);
     if (result.code !== 0) {
       throw new Error(`Formatting Kafka storage in ${paths.kafkaLogs} failed (exit ${result.code}):\n${tail(result.output, 30)}`);
@@ -226,6 +287,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<KafkaB
     get running() {
       return child !== undefined;
     },
+    secure,
     start: spawnBroker,
     stop: (timeoutMs = 30_000) => signalAndWait('SIGTERM', timeoutMs),
     kill: () => signalAndWait('SIGKILL', 10_000),
@@ -315,6 +377,49 @@ export function serverProperties(
   return `${Object.entries(props)
     .map(([k, v]) => `${k}=${v}`)
     .join('\n')}\n`;
+}
+
+/** server.properties entries of the secure listeners (see {@link SecureListeners}). */
+function secureServerProperties(
+  port: number,
+  controllerPort: number,
+  ports: Record<keyof SecureListeners, number>,
+  certs: TestCertificates,
+): Record<string, string> {
+  const names = Object.entries(SECURE_LISTENER_NAMES) as Array<[keyof SecureListeners, string]>;
+  const protocolOf = (name: keyof SecureListeners) =>
+    name === 'saslPlain' || name === 'scram' || name === 'oauth' ? 'SASL_SSL' : 'SSL';
+  const users = Object.entries(SASL_USERS)
+    .map(([u, p]) => `user_${u}="${p}"`)
+    .join(' ');
+  return {
+    listeners: [
+      `PLAINTEXT://127.0.0.1:${port}`,
+      `CONTROLLER://127.0.0.1:${controllerPort}`,
+      ...names.map(([n, l]) => `${l}://127.0.0.1:${ports[n]}`),
+    ].join(','),
+    'advertised.listeners': [`PLAINTEXT://127.0.0.1:${port}`, ...names.map(([n, l]) => `${l}://127.0.0.1:${ports[n]}`)].join(','),
+    'listener.security.protocol.map': [
+      'PLAINTEXT:PLAINTEXT',
+      'CONTROLLER:PLAINTEXT',
+      ...names.map(([n, l]) => `${l}:${protocolOf(n)}`),
+    ].join(','),
+    'ssl.keystore.type': 'PEM',
+    'ssl.keystore.location': certs.brokerKeystorePem,
+    'ssl.truststore.type': 'PEM',
+    'ssl.truststore.location': certs.caPem,
+    'listener.name.wronghost.ssl.keystore.location': certs.wrongHostKeystorePem,
+    'listener.name.mtls.ssl.client.auth': 'required',
+    'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER',
+    'listener.name.saslplain.sasl.enabled.mechanisms': 'PLAIN',
+    'listener.name.saslplain.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required ${users};`,
+    'listener.name.scram.sasl.enabled.mechanisms': 'SCRAM-SHA-256,SCRAM-SHA-512',
+    'listener.name.scram.scram-sha-256.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    'listener.name.scram.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    'listener.name.oauth.sasl.enabled.mechanisms': 'OAUTHBEARER',
+    'listener.name.oauth.oauthbearer.sasl.jaas.config':
+      'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";',
+  };
 }
 
 async function waitUntilReady(bootstrapServers: string, timeoutMs: number, gone: () => boolean): Promise<void> {

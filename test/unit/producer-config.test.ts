@@ -98,9 +98,16 @@ describe('resolveProducerConfig', () => {
     expect(c.lingerMs).toBe(5);
     expect(c.warnings).toEqual([
       'producer.buffer.memory: ignored (not a setting the kafkajs producer supports)',
-      'producer.ssl.truststore.location: ignored (not a setting the kafkajs producer supports)',
       'producer.override.key.serializer: ignored (not a setting the kafkajs producer supports)',
     ]);
+  });
+
+  it('leaves security.protocol, sasl.* and ssl.* to the security settings instead of ignoring them', () => {
+    const c = resolveProducerConfig(
+      { 'producer.security.protocol': 'SSL', 'producer.ssl.truststore.location': '/x' },
+      { 'producer.override.sasl.mechanism': 'PLAIN' },
+    );
+    expect(c.warnings).toEqual([]);
   });
 
   it('lists every bad value with its key, the value and what is accepted', () => {

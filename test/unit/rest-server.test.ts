@@ -24,13 +24,13 @@ describe('REST settings (worker config)', () => {
   it('refuses listeners it cannot serve and half-configured authentication, naming each problem', async () => {
     await expect(resolveRestOptions({ listeners: 'https://localhost:8443' })).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
-      problems: [expect.stringContaining('scheme "https" is not supported')],
+      problems: [expect.stringContaining("https needs the server's key and certificate")],
     });
     await expect(resolveRestOptions({ listeners: 'http://a:1,http://b:2' })).rejects.toMatchObject({
       problems: [expect.stringContaining('one listener is supported')],
     });
     await expect(resolveRestOptions({ listeners: 'localhost:8083' })).rejects.toMatchObject({
-      problems: [expect.stringContaining('accepted: http://host:port')],
+      problems: [expect.stringContaining('accepted: http://host:port or https://host:port')],
     });
     await expect(resolveRestOptions({ 'rest.basic.auth.user': 'admin' })).rejects.toMatchObject({
       problems: [expect.stringContaining('no password')],

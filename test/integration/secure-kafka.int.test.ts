@@ -1,0 +1,294 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { isTributaryError } from '../../src/api/errors.js';
+import { runStandalone } from '../../src/cli/standalone.js';
+import { librdkafkaSecurityConfig } from '../../src/kafka/kafka-client-security.js';
+import { LibrdkafkaSender } from '../../src/kafka/librdkafka-sender.js';
+import { resolveProducerConfig } from '../../src/kafka/producer-config.js';
+import { resolveKafkaSecurity, securityLayers } from '../../src/kafka/security-config.js';
+import { TopicAdmin } from '../../src/kafka/topic-admin.js';
+import { consumeAll, describeKafka, testKafka, uniqueTopic, useOwnBroker } from '../helpers/kafka.js';
+import { describeEachSender } from '../helpers/senders.js';
+import { tokenCalls } from '../helpers/unsecured-token-provider.js';
+import type { SecureListeners } from '../kafka/broker.js';
+import { KEY_PASSWORD, STORE_PASSWORD } from '../kafka/certificates.js';
+
+const fixture = new URL('../helpers/fixture-connector.ts', import.meta.url).pathname;
+const tokenModule = new URL('../helpers/unsecured-token-provider.ts', import.meta.url).pathname;
+const quiet = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+const PLAIN = (u: string, p: string) =>
+  `org.apache.kafka.common.security.plain.PlainLoginModule required username="${u}" password="${p}";`;
+const SCRAM = (u: string, p: string) =>
+  `org.apache.kafka.common.security.scram.ScramLoginModule required username="${u}" password="${p}";`;
+
+/** A multi-line value as a .properties file continues it: each line ends with ` \` (the lines are joined). */
+function continued(text: string): string {
+  return text.trim().split('\n').join(' \\\n');
+}
+
+async function files(worker: Record<string, string>, connectors: Array<Record<string, string>>) {
+  const dir = await mkdtemp(join(tmpdir(), 'tributary-secure-'));
+  const props = (o: Record<string, string>) =>
+    Object.entries(o)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n');
+  await writeFile(join(dir, 'worker.properties'), props({ listeners: '', ...worker }));
+  const paths = await Promise.all(
+    connectors.map(async (c, i) => {
+      const p = join(dir, `c${i}.properties`);
+      await writeFile(p, props(c));
+      return p;
+    }),
+  );
+  return { workerConfigPath: join(dir, 'worker.properties'), connectorConfigPaths: paths, logger: quiet };
+}
+
+describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () => {
+  const broker = useOwnBroker({ secure: true });
+  const certs = () => {
+    const secure = broker().secure;
+    if (!secure) throw new Error('no secure listeners');
+    return secure.certificates;
+  };
+  const listener = (name: keyof SecureListeners) => broker().secure?.listeners[name] ?? '';
+  const trust = () => ({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs().caPem });
+
+  /** Worker settings per way of connecting; the worker, its offsets topic and the producer all use them. */
+  const cases: Record<string, () => Record<string, string>> = {
+    'SSL with a PEM trust store': () => ({ 'bootstrap.servers': listener('ssl'), 'security.protocol': 'SSL', ...trust() }),
+    'SSL with a PKCS12 trust store written by keytool': () => ({
+      'bootstrap.servers': listener('ssl'),
+      'security.protocol': 'SSL',
+      'ssl.truststore.type': 'PKCS12',
+      'ssl.truststore.location': certs().caP12,
+      'ssl.truststore.password': STORE_PASSWORD,
+    }),
+    'SASL_SSL with PLAIN': () => ({
+      'bootstrap.servers': listener('saslPlain'),
+      'security.protocol': 'SASL_SSL',
+      'sasl.mechanism': 'PLAIN',
+      'sasl.jaas.config': PLAIN('alice', 'alice-secret'),
+      ...trust(),
+    }),
+    'SASL_SSL with SCRAM-SHA-512': () => ({
+      'bootstrap.servers': listener('scram'),
+      'security.protocol': 'SASL_SSL',
+      'sasl.mechanism': 'SCRAM-SHA-512',
+      'sasl.jaas.config': SCRAM('alice', 'alice-secret'),
+      ...trust(),
+    }),
+    'mutual TLS with a PEM key store': () => ({
+      'bootstrap.servers': listener('mtls'),
+      'security.protocol': 'SSL',
+      ...trust(),
+      'ssl.keystore.type': 'PEM',
+      'ssl.keystore.location': certs().clientKeystorePem,
+    }),
+    'mutual TLS with a PKCS12 key store': () => ({
+      'bootstrap.servers': listener('mtls'),
+      'security.protocol': 'SSL',
+      ...trust(),
+      'ssl.keystore.type': 'PKCS12',
+      'ssl.keystore.location': certs().clientP12,
+      'ssl.keystore.password': STORE_PASSWORD,
+    }),
+    'SSL with ssl.endpoint.identification.algorithm empty, at a listener whose certificate names another host': () => ({
+      'bootstrap.servers': listener('wrongHost'),
+      'security.protocol': 'SSL',
+      'ssl.endpoint.identification.algorithm': '',
+      ...trust(),
+    }),
+    'mutual TLS with inline PEM certificates and an encrypted key, continued over lines as in a Kafka properties file': () => ({
+      'bootstrap.servers': listener('mtls'),
+      'security.protocol': 'SSL',
+      'ssl.truststore.certificates': continued(readFileSync(certs().caPem, 'utf8')),
+      'ssl.keystore.type': 'PEM',
+      'ssl.keystore.key': continued(readFileSync(certs().clientKeyEncryptedPem, 'utf8')),
+      'ssl.keystore.certificate.chain': continued(readFileSync(certs().clientCertPem, 'utf8')),
+      'ssl.key.password': KEY_PASSWORD,
+    }),
+    'SASL_SSL with OAUTHBEARER from a token provider': () => ({
+      'bootstrap.servers': listener('oauth'),
+      'security.protocol': 'SASL_SSL',
+      'sasl.mechanism': 'OAUTHBEARER',
+      'sasl.oauthbearer.token.provider': `${tokenModule}#tokenProvider`,
+      ...trust(),
+    }),
+  };
+
+  async function createTopic(topic: string): Promise<void> {
+    const admin = new TopicAdmin(testKafka(broker().bootstrapServers));
+    try {
+      await admin.ensureTopics([topic], { partitions: 2 });
+    } finally {
+      await admin.close();
+    }
+  }
+
+  describeEachSender('runs a connector and the records can be read back', (sender) => {
+    for (const [name, settings] of Object.entries(cases)) {
+      it(`through ${name}, offsets topic included`, async () => {
+        const topic = uniqueTopic('secure');
+        await createTopic(topic);
+        const callsBefore = tokenCalls.count;
+        const worker = await runStandalone(
+          await files({ ...settings(), sender, 'offset.storage.topic': uniqueTopic('secure-offsets') }, [
+            { name: 'secure', 'connector.class': `${fixture}#FixtureConnector`, topic, count: '4' },
+          ]),
+        );
+        try {
+          const records = await consumeAll(topic, 4, 30_000, testKafka(broker().bootstrapServers));
+          expect(records.map((r) => JSON.parse(String(r.value)).i).sort()).toEqual([0, 1, 2, 3]);
+          expect(worker.connectorStatus('secure').tasks[0]?.state).toBe('RUNNING');
+        } finally {
+          await worker.stop();
+        }
+        if (name.includes('OAUTHBEARER')) expect(tokenCalls.count).toBeGreaterThan(callsBefore);
+      });
+    }
+  });
+
+  it("answers GET / with the cluster id, asked over the worker's SASL_SSL settings", async () => {
+    const worker = await runStandalone(
+      await files(
+        {
+          ...cases['SASL_SSL with SCRAM-SHA-512']?.(),
+          'offset.storage.topic': uniqueTopic('secure-offsets'),
+          listeners: 'http://127.0.0.1:0',
+        },
+        [],
+      ),
+    );
+    try {
+      const root = (await (await fetch(`${worker.rest?.url}/`)).json()) as { kafka_cluster_id: string | null };
+      expect(root.kafka_cluster_id).toMatch(/^[\w-]{22}$/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  /** Starts a worker that must fail at start; returns the error. */
+  async function failingStart(settings: Record<string, string>): Promise<{ error: Error }> {
+    return failingStartWith(settings, []);
+  }
+
+  async function failingStartWith(
+    settings: Record<string, string>,
+    connectors: Array<Record<string, string>>,
+  ): Promise<{ error: Error }> {
+    try {
+      const worker = await runStandalone(
+        await files({ ...settings, 'offset.storage.topic': uniqueTopic('offsets') }, connectors),
+      );
+      await worker.stop();
+    } catch (e) {
+      return { error: e as Error };
+    }
+    throw new Error('the worker started');
+  }
+
+  const failures: Array<[string, () => Record<string, string>, RegExp]> = [
+    [
+      'a wrong password',
+      () => ({ ...cases['SASL_SSL with SCRAM-SHA-512']?.(), 'sasl.jaas.config': SCRAM('alice', 'not-her-password') }),
+      /authentication failed as user 'alice' with SCRAM-SHA-512: wrong user name or password/,
+    ],
+    [
+      'an untrusted certificate',
+      () => ({ 'bootstrap.servers': listener('ssl'), 'security.protocol': 'SSL' }),
+      /the broker's certificate is not trusted \(SELF_SIGNED_CERT_IN_CHAIN/,
+    ],
+    [
+      'a host-name mismatch',
+      () => ({ 'bootstrap.servers': listener('wrongHost'), 'security.protocol': 'SSL', ...trust() }),
+      /host-name mismatch: the broker's certificate does not name the host/,
+    ],
+    [
+      'a plaintext client at a TLS listener',
+      () => ({ 'bootstrap.servers': listener('ssl') }),
+      /the broker closed the connection at once: the listener probably expects TLS; set security.protocol=SSL or SASL_SSL/,
+    ],
+    [
+      'a TLS client at a plaintext listener',
+      () => ({ 'bootstrap.servers': broker().bootstrapServers, 'security.protocol': 'SSL', ...trust() }),
+      /the TLS handshake failed: the listener does not seem to use TLS; check security.protocol/,
+    ],
+    [
+      'SASL at a TLS listener without SASL',
+      () => ({ ...cases['SASL_SSL with PLAIN']?.(), 'bootstrap.servers': listener('ssl') }),
+      /the listener does not use SASL; set security.protocol=SSL/,
+    ],
+    [
+      'no client certificate at a listener that requires one',
+      () => ({ 'bootstrap.servers': listener('mtls'), 'security.protocol': 'SSL', ...trust() }),
+      /the broker refused the client certificate \(none was given/,
+    ],
+  ];
+  describeEachSender('fails fast', (sender) => {
+    for (const [what, settings, expected] of failures) {
+      it(`at start, with one line saying so, for ${what}`, async () => {
+        const { error } = await failingStart({ ...settings(), sender });
+        expect(isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
+        expect(error.message).toMatch(expected);
+        expect(error.message).not.toContain('\n');
+        expect(error.message).not.toContain('not-her-password');
+      });
+    }
+  });
+
+  it("fails at the task's start, saying so, when producer.override.sasl.jaas.config has a wrong password and the worker's is right", async () => {
+    const topic = uniqueTopic('secure-override');
+    await createTopic(topic);
+    const { error } = await failingStartWith({ ...cases['SASL_SSL with PLAIN']?.() }, [
+      {
+        name: 'wrong',
+        'connector.class': `${fixture}#FixtureConnector`,
+        topic,
+        'producer.override.sasl.jaas.config': PLAIN('alice', 'nope-nope'),
+      },
+    ]);
+    expect(isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
+    expect(error.message).toMatch(/producer of connector 'wrong' task 0: .*authentication failed as user 'alice' with PLAIN/);
+    expect(error.message).not.toContain('nope-nope');
+  });
+
+  it('librdkafka alone reports a wrong password with its own line at once, not after the metadata timeout', async () => {
+    const security = resolveKafkaSecurity(
+      securityLayers(
+        { ...cases['SASL_SSL with SCRAM-SHA-512']?.(), 'sasl.jaas.config': SCRAM('alice', 'bad-bad') },
+        { kind: 'producer' },
+      ),
+    );
+    const error = await LibrdkafkaSender.connect(
+      listener('scram'),
+      resolveProducerConfig({}, {}),
+      undefined,
+      librdkafkaSecurityConfig(security),
+    ).then(
+      (s) => s.close().then(() => undefined),
+      (e: unknown) => e as Error,
+    );
+    expect(error && isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
+    expect(error?.message).toMatch(/SASL authentication error: Authentication failed .*invalid credentials/);
+    // librdkafka's own connect would wait out its metadata timeout (tens of seconds) and say only "broker transport failure".
+    expect(error?.message).not.toMatch(/broker transport failure/);
+  });
+
+  it('librdkafka alone reports an untrusted broker certificate with its own line at once', async () => {
+    const security = resolveKafkaSecurity(securityLayers({ 'security.protocol': 'SSL' }, { kind: 'producer' }));
+    const error = await LibrdkafkaSender.connect(
+      listener('ssl'),
+      resolveProducerConfig({}, {}),
+      undefined,
+      librdkafkaSecurityConfig(security),
+    ).then(
+      (s) => s.close().then(() => undefined),
+      (e: unknown) => e as Error,
+    );
+    expect(error && isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
+    expect(error?.message).toMatch(/SSL handshake failed: .*certificate verify failed/);
+  });
+});

@@ -1,0 +1,162 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveRestOptions } from '../../src/rest/rest-options.js';
+import { RestServer } from '../../src/rest/rest-server.js';
+import { Worker } from '../../src/runtime/worker.js';
+import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
+import { generateTestCertificates, STORE_PASSWORD, type TestCertificates } from '../kafka/certificates.js';
+
+let certs: TestCertificates;
+beforeAll(async () => {
+  certs = await generateTestCertificates(await mkdtemp(join(tmpdir(), 'tributary-rest-tls-')));
+}, 60_000);
+
+const servers: RestServer[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+async function serve(config: Record<string, string>): Promise<RestServer> {
+  const worker = new Worker({
+    config: {},
+    offsetStore: new MemoryOffsetStore(),
+    createSender: async () => {
+      throw new Error('unused');
+    },
+  });
+  const options = await resolveRestOptions({ listeners: 'https://127.0.0.1:0', ...config });
+  if (!options) throw new Error('REST is on');
+  const server = await RestServer.start(worker, options);
+  servers.push(server);
+  return server;
+}
+
+/** GET over HTTPS with node's https client, trusting the test CA; a client key pair from a PEM key store when given. */
+function get(
+  url: string,
+  opts: { keystore?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
+  const pem = opts.keystore ? readFileSync(opts.keystore, 'utf8') : undefined;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        ca: readFileSync(certs.caPem, 'utf8'),
+        ...(pem ? { key: pem, cert: pem } : {}),
+        headers: opts.headers,
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const serverStore = () => ({
+  'listeners.https.ssl.keystore.type': 'PEM',
+  'listeners.https.ssl.keystore.location': certs.brokerKeystorePem,
+  'listeners.https.ssl.truststore.type': 'PEM',
+  'listeners.https.ssl.truststore.location': certs.caPem,
+});
+
+describe('REST API over HTTPS', () => {
+  it('with ssl.client.auth=required answers a client with a trusted certificate and refuses the handshake without one', async () => {
+    const server = await serve({ ...serverStore(), 'listeners.https.ssl.client.auth': 'required' });
+    expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const ok = await get(`${server.url}/connectors`, { keystore: certs.clientKeystorePem });
+    expect(ok).toEqual({ status: 200, body: '[]' });
+    await expect(get(`${server.url}/connectors`)).rejects.toThrow(/certificate required|alert|socket hang up|ECONNRESET/i);
+    await expect(get(`${server.url}/connectors`, { keystore: certs.strangerKeystorePem })).rejects.toThrow(
+      /unknown ca|alert|socket hang up|ECONNRESET/i,
+    );
+  });
+
+  it('with ssl.client.auth=requested answers without a certificate and refuses an untrusted one', async () => {
+    const server = await serve({ ...serverStore(), 'listeners.https.ssl.client.auth': 'requested' });
+    expect((await get(`${server.url}/connectors`)).status).toBe(200);
+    expect((await get(`${server.url}/connectors`, { keystore: certs.clientKeystorePem })).status).toBe(200);
+    const stranger = await get(`${server.url}/connectors`, { keystore: certs.strangerKeystorePem });
+    expect(stranger.status).toBe(401);
+    expect(stranger.body).toContain('Client certificate not trusted');
+  });
+
+  it('serves from a PKCS12 key store, beside basic auth', async () => {
+    const server = await serve({
+      'listeners.https.ssl.keystore.type': 'PKCS12',
+      'listeners.https.ssl.keystore.location': certs.brokerP12,
+      'listeners.https.ssl.keystore.password': STORE_PASSWORD,
+      'rest.basic.auth.user': 'admin',
+      'rest.basic.auth.password': 'pw',
+    });
+    expect((await get(`${server.url}/connectors`)).status).toBe(401);
+    const authorization = `Basic ${Buffer.from('admin:pw').toString('base64')}`;
+    expect(await get(`${server.url}/connectors`, { headers: { authorization } })).toEqual({ status: 200, body: '[]' });
+  });
+
+  it("uses the worker's un-prefixed ssl.* when no listeners.https.* is given, as Kafka Connect", async () => {
+    const server = await serve({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.brokerKeystorePem });
+    expect((await get(`${server.url}/`)).status).toBe(200);
+  });
+});
+
+describe('REST HTTPS settings', () => {
+  it('says what is missing or wrong, naming each key, and never shows a password', async () => {
+    const problems = async (config: Record<string, string>) =>
+      (
+        (await resolveRestOptions({ listeners: 'https://127.0.0.1:0', ...config }).catch((e: { problems: string[] }) => e)) as {
+          problems: string[];
+        }
+      ).problems;
+    expect(await problems({})).toEqual([expect.stringContaining("https needs the server's key and certificate")]);
+    expect(
+      await problems({
+        'listeners.https.ssl.keystore.location': '/x/store.jks',
+        'listeners.https.ssl.keystore.password': 'hunter2',
+      }),
+    ).toEqual([expect.stringMatching(/listeners\.https\.ssl\.keystore\.location: a JKS keystore .* keytool -importkeystore/)]);
+    expect(
+      await problems({
+        'listeners.https.ssl.keystore.type': 'PEM',
+        'listeners.https.ssl.keystore.location': certs.brokerKeystorePem,
+        'listeners.https.ssl.client.auth': 'required',
+      }),
+    ).toEqual([expect.stringContaining('listeners.https.ssl.client.auth=required needs the CA of the client certificates')]);
+    expect(
+      await problems({
+        ...serverStore(),
+        'listeners.https.ssl.client.auth': 'maybe',
+        'listeners.https.ssl.cipher.suitez': 'x',
+        'rest.advertised.listener': 'http',
+      }),
+    ).toEqual([
+      expect.stringContaining('listeners.https.ssl.cipher.suitez: not a setting of the https listener'),
+      expect.stringContaining("listeners.https.ssl.client.auth: 'maybe' is not one of none, requested, required"),
+      expect.stringContaining('rest.advertised.listener=http does not match'),
+    ]);
+    const all = JSON.stringify(
+      await problems({
+        'listeners.https.ssl.keystore.location': '/x/store.jks',
+        'listeners.https.ssl.keystore.password': 'hunter2',
+      }),
+    );
+    expect(all).not.toContain('hunter2');
+  });
+
+  it('accepts http and https listeners and says which schemes are supported otherwise', async () => {
+    expect((await resolveRestOptions({ listeners: 'http://127.0.0.1:0' }))?.advertisedListener).toBe('http');
+    await expect(resolveRestOptions({ listeners: 'ftp://127.0.0.1:21' })).rejects.toMatchObject({
+      problems: [expect.stringContaining('only http and https')],
+    });
+  });
+});

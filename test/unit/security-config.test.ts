@@ -1,0 +1,374 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { kafkajsSecurityOptions, librdkafkaSecurityConfig, loadTokenProvider } from '../../src/kafka/kafka-client-security.js';
+import {
+  parseJaasConfig,
+  resolveKafkaSecurity,
+  SECURITY_CONFIG_KEYS,
+  SECURITY_CONFIG_PREFIXES,
+  securityLayers,
+} from '../../src/kafka/security-config.js';
+import { isSecretKey, maskConfig } from '../../src/runtime/connector-config.js';
+import { generateTestCertificates, KEY_PASSWORD, STORE_PASSWORD, type TestCertificates } from '../kafka/certificates.js';
+
+const SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr=t;\\"x";';
+const PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="pw";';
+
+function problemsOf(config: Record<string, string>, client: Parameters<typeof securityLayers>[1] = { kind: 'worker' }): string[] {
+  try {
+    resolveKafkaSecurity(securityLayers(config, client));
+  } catch (e) {
+    return (e as { problems: string[] }).problems;
+  }
+  throw new Error('resolved');
+}
+
+let certs: TestCertificates;
+beforeAll(async () => {
+  certs = await generateTestCertificates(await mkdtemp(join(tmpdir(), 'tributary-sec-unit-')));
+}, 60_000);
+
+describe('sasl.jaas.config', () => {
+  it('reads the login module, its flag and quoted options with escapes, as Kafka writes them', () => {
+    const problems: string[] = [];
+    expect(parseJaasConfig(SCRAM, 'sasl.jaas.config', problems)).toEqual({
+      loginModule: 'org.apache.kafka.common.security.scram.ScramLoginModule',
+      flag: 'required',
+      options: { username: 'alice', password: 's3cr=t;"x' },
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('says what is wrong with a malformed entry without repeating the password', () => {
+    const bad = [
+      'org.Foo required username="a" password="hunter2"',
+      'org.Foo maybe username="a";',
+      'org.Foo required username "a";',
+      'org.Foo required password="hunter2;',
+      'org.Foo required a="1"; org.Bar required;',
+    ];
+    const messages = bad.map((text) => {
+      const problems: string[] = [];
+      expect(parseJaasConfig(text, 'producer.sasl.jaas.config', problems)).toBeUndefined();
+      return problems.join(' ');
+    });
+    expect(messages).toEqual([
+      expect.stringContaining("must end with ';'"),
+      expect.stringContaining("'maybe' after the login module is not required"),
+      expect.stringContaining('options must be name="value" pairs'),
+      expect.stringContaining('a quoted value is not closed'),
+      expect.stringContaining('one login module entry is supported'),
+    ]);
+    for (const m of messages) {
+      expect(m).toMatch(/^producer\.sasl\.jaas\.config: /);
+      expect(m).not.toContain('hunter2');
+    }
+  });
+});
+
+describe('resolveKafkaSecurity', () => {
+  it('is PLAINTEXT with nothing given', () => {
+    expect(resolveKafkaSecurity(securityLayers({}, { kind: 'worker' }))).toEqual({
+      protocol: 'PLAINTEXT',
+      tls: undefined,
+      sasl: undefined,
+      warnings: [],
+    });
+  });
+
+  it('takes SASL credentials from the PlainLoginModule and ScramLoginModule forms, for every supported mechanism', () => {
+    const sasl = (mechanism: string, jaas: string) =>
+      resolveKafkaSecurity(
+        securityLayers(
+          { 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': mechanism, 'sasl.jaas.config': jaas },
+          { kind: 'worker' },
+        ),
+      ).sasl;
+    expect(sasl('PLAIN', PLAIN)).toEqual({ mechanism: 'PLAIN', username: 'bob', password: 'pw' });
+    expect(sasl('SCRAM-SHA-256', SCRAM)).toEqual({ mechanism: 'SCRAM-SHA-256', username: 'alice', password: 's3cr=t;"x' });
+    expect(sasl('scram-sha-512', SCRAM)).toEqual({ mechanism: 'SCRAM-SHA-512', username: 'alice', password: 's3cr=t;"x' });
+  });
+
+  it('refuses unsupported mechanisms, the GSSAPI default, mismatched or unknown login modules, naming each key', () => {
+    expect(problemsOf({ 'security.protocol': 'SASL_SSL' })).toEqual([
+      expect.stringContaining("sasl.mechanism: not set, and Kafka's default GSSAPI (Kerberos) is not supported"),
+    ]);
+    expect(problemsOf({ 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'GSSAPI' })).toEqual([
+      expect.stringContaining(
+        "sasl.mechanism: 'GSSAPI' is not supported; supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER",
+      ),
+    ]);
+    expect(problemsOf({ 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': SCRAM })).toEqual([
+      expect.stringContaining(
+        'login module org.apache.kafka.common.security.scram.ScramLoginModule does not go with sasl.mechanism=PLAIN',
+      ),
+    ]);
+    expect(
+      problemsOf({
+        'security.protocol': 'SASL_SSL',
+        'sasl.mechanism': 'SCRAM-SHA-512',
+        'sasl.jaas.config': 'software.amazon.msk.auth.iam.IAMLoginModule required;',
+      }),
+    ).toEqual([expect.stringContaining('login module software.amazon.msk.auth.iam.IAMLoginModule is not supported')]);
+    expect(problemsOf({ 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'PLAIN' })).toEqual([
+      expect.stringContaining('sasl.jaas.config: sasl.mechanism=PLAIN needs the user and password'),
+    ]);
+    expect(problemsOf({ 'security.protocol': 'TLS' })).toEqual([
+      expect.stringContaining("security.protocol: 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
+    ]);
+    expect(problemsOf({ 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER' })).toEqual([
+      expect.stringContaining('sasl.oauthbearer.token.provider: sasl.mechanism=OAUTHBEARER needs a token provider'),
+    ]);
+    expect(problemsOf({ 'ssl.truststore.locaton': '/x' })).toEqual([
+      expect.stringContaining('ssl.truststore.locaton: not a security setting Tributary supports'),
+    ]);
+  });
+
+  it('resolves producer settings as worker < producer.* < producer.override.*, and admin settings from admin.*', () => {
+    const worker = {
+      'security.protocol': 'SASL_SSL',
+      'sasl.mechanism': 'PLAIN',
+      'sasl.jaas.config': PLAIN,
+      'ssl.endpoint.identification.algorithm': '',
+      'producer.sasl.mechanism': 'SCRAM-SHA-512',
+      'producer.sasl.jaas.config': SCRAM,
+      'admin.security.protocol': 'SASL_PLAINTEXT',
+    };
+    const producer = resolveKafkaSecurity(
+      securityLayers(worker, {
+        kind: 'producer',
+        connectorConfig: { 'producer.override.sasl.jaas.config': SCRAM.replace('alice', 'carol') },
+      }),
+    );
+    expect(producer.protocol).toBe('SASL_SSL');
+    expect(producer.sasl).toMatchObject({ mechanism: 'SCRAM-SHA-512', username: 'carol' });
+    expect(producer.tls?.verifyHostname).toBe(false);
+    const admin = resolveKafkaSecurity(securityLayers(worker, { kind: 'admin' }));
+    expect(admin).toMatchObject({ protocol: 'SASL_PLAINTEXT', tls: undefined, sasl: { mechanism: 'PLAIN', username: 'bob' } });
+  });
+
+  it('reads PEM trust and key stores from files and inline, PKCS12 stores with their passwords, and an encrypted key', async () => {
+    const pem = resolveKafkaSecurity(
+      securityLayers(
+        {
+          'security.protocol': 'SSL',
+          'ssl.truststore.type': 'PEM',
+          'ssl.truststore.location': certs.caPem,
+          'ssl.keystore.type': 'PEM',
+          'ssl.keystore.location': certs.clientKeystorePem,
+        },
+        { kind: 'worker' },
+      ),
+    ).tls;
+    expect(pem?.ca).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(pem?.key).toMatch(/^-----BEGIN PRIVATE KEY-----[\s\S]*-----END PRIVATE KEY-----$/);
+    expect(pem?.cert?.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
+    expect(pem?.verifyHostname).toBe(true);
+
+    const { readFile } = await import('node:fs/promises');
+    const inline = resolveKafkaSecurity(
+      securityLayers(
+        {
+          'security.protocol': 'SSL',
+          'ssl.truststore.certificates': await readFile(certs.caPem, 'utf8'),
+          'ssl.keystore.key': await readFile(certs.clientKeyEncryptedPem, 'utf8'),
+          'ssl.keystore.certificate.chain': await readFile(certs.clientCertPem, 'utf8'),
+          'ssl.key.password': KEY_PASSWORD,
+        },
+        { kind: 'worker' },
+      ),
+    ).tls;
+    expect(inline).toMatchObject({ keyPassword: KEY_PASSWORD, pkcs12: undefined });
+    expect(inline?.key).toContain('ENCRYPTED PRIVATE KEY');
+
+    const p12 = resolveKafkaSecurity(
+      securityLayers(
+        {
+          'security.protocol': 'SSL',
+          'ssl.truststore.type': 'PKCS12',
+          'ssl.truststore.location': certs.caP12,
+          'ssl.truststore.password': STORE_PASSWORD,
+          'ssl.keystore.type': 'PKCS12',
+          'ssl.keystore.location': certs.clientP12,
+          'ssl.keystore.password': STORE_PASSWORD,
+        },
+        { kind: 'worker' },
+      ),
+    ).tls;
+    expect(p12?.ca).toBe((await readFile(certs.caPem, 'utf8')).trim());
+    expect(p12?.pkcs12).toMatchObject({ location: certs.clientP12, password: STORE_PASSWORD });
+  });
+
+  it('re-wraps a PEM value that a .properties continuation joined into one line, which OpenSSL would silently not read', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pem = (await readFile(certs.caPem, 'utf8')).trim();
+    const tls = resolveKafkaSecurity(
+      securityLayers(
+        { 'security.protocol': 'SSL', 'ssl.truststore.certificates': pem.split('\n').join(' ') },
+        { kind: 'worker' },
+      ),
+    ).tls;
+    expect(tls?.ca).toBe(pem);
+  });
+
+  it('refuses JKS stores, saying how to convert them, and unreadable or wrong stores, never showing a password', () => {
+    const jks = problemsOf({ 'security.protocol': 'SSL', 'ssl.truststore.location': '/etc/kafka/truststore.jks' });
+    expect(jks).toEqual([
+      expect.stringMatching(
+        /^ssl\.truststore\.location: a JKS truststore \(Kafka's default type\) cannot be read by Node or librdkafka; convert it: keytool -importkeystore -srckeystore \/etc\/kafka\/truststore\.jks .* -deststoretype PKCS12/,
+      ),
+    ]);
+    expect(
+      problemsOf({
+        'security.protocol': 'SSL',
+        'ssl.keystore.type': 'JKS',
+        'ssl.keystore.location': '/k.jks',
+        'ssl.keystore.password': 'x',
+      }),
+    ).toEqual([expect.stringContaining('ssl.keystore.location: a JKS keystore')]);
+    const wrong = problemsOf({
+      'security.protocol': 'SSL',
+      'ssl.truststore.type': 'PKCS12',
+      'ssl.truststore.location': certs.caP12,
+      'ssl.truststore.password': 'not-the-password',
+    });
+    expect(wrong).toEqual([expect.stringContaining('wrong ssl.truststore.password')]);
+    expect(JSON.stringify(wrong)).not.toContain('not-the-password');
+    expect(
+      problemsOf({ 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': '/nope.pem' }),
+    ).toEqual(['ssl.truststore.location: cannot read /nope.pem: ENOENT']);
+    expect(
+      problemsOf({ 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.clientKeyPem }),
+    ).toEqual([expect.stringContaining('holds no PEM certificate')]);
+    expect(problemsOf({ 'security.protocol': 'SSL', 'ssl.endpoint.identification.algorithm': 'dns' })).toEqual([
+      expect.stringContaining("ssl.endpoint.identification.algorithm: 'dns' is not https"),
+    ]);
+  });
+
+  it('warns about TLS and SASL settings that the protocol does not use, and about Java-only ones', () => {
+    const { warnings } = resolveKafkaSecurity(
+      securityLayers(
+        { 'ssl.truststore.location': '/x', 'sasl.mechanism': 'PLAIN', 'ssl.enabled.protocols': 'TLSv1.3' },
+        { kind: 'worker' },
+      ),
+    );
+    expect(warnings).toEqual([
+      expect.stringContaining('ssl.enabled.protocols: ignored (a Java-only setting'),
+      'sasl.mechanism: ignored, because security.protocol is PLAINTEXT (no SASL)',
+      expect.stringContaining('ssl.truststore.location: ignored, because security.protocol is PLAINTEXT (no TLS)'),
+    ]);
+  });
+
+  it('lists every setting it reads, for the unknown-key check', () => {
+    expect(SECURITY_CONFIG_KEYS).toContain('sasl.jaas.config');
+    expect(SECURITY_CONFIG_KEYS).toContain('ssl.endpoint.identification.algorithm');
+    expect(SECURITY_CONFIG_PREFIXES).toEqual(['ssl.', 'sasl.', 'listeners.https.']);
+  });
+});
+
+describe('client options', () => {
+  it('mean the same for kafkajs and librdkafka', () => {
+    const security = resolveKafkaSecurity(
+      securityLayers(
+        {
+          'security.protocol': 'SASL_SSL',
+          'sasl.mechanism': 'SCRAM-SHA-512',
+          'sasl.jaas.config': SCRAM,
+          'ssl.truststore.type': 'PEM',
+          'ssl.truststore.location': certs.caPem,
+          'ssl.keystore.type': 'PEM',
+          'ssl.keystore.location': certs.clientKeystorePem,
+          'ssl.endpoint.identification.algorithm': '',
+        },
+        { kind: 'worker' },
+      ),
+    );
+    const js = kafkajsSecurityOptions(security);
+    const rd = librdkafkaSecurityConfig(security);
+    expect(js.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'alice', password: 's3cr=t;"x' });
+    expect(rd).toMatchObject({
+      'security.protocol': 'sasl_ssl',
+      'sasl.mechanisms': 'SCRAM-SHA-512',
+      'sasl.username': 'alice',
+      'sasl.password': 's3cr=t;"x',
+      'ssl.ca.pem': js.ssl?.ca,
+      'ssl.certificate.pem': js.ssl?.cert,
+      'ssl.key.pem': js.ssl?.key,
+      'ssl.endpoint.identification.algorithm': 'none',
+    });
+    expect(js.ssl?.rejectUnauthorized).toBe(true);
+    expect(js.ssl?.checkServerIdentity?.('127.0.0.1', {} as never)).toBeUndefined();
+    const plaintext = resolveKafkaSecurity(securityLayers({}, { kind: 'worker' }));
+    expect(kafkajsSecurityOptions(plaintext)).toEqual({});
+    expect(librdkafkaSecurityConfig(plaintext)).toEqual({ 'security.protocol': 'plaintext' });
+  });
+
+  it('loads the OAUTHBEARER token provider once and calls it for each token, for both clients', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-token-'));
+    await writeFile(
+      join(dir, 'token.mjs'),
+      `let n = 0; export const provider = async () => ({ value: 'h.${Buffer.from(JSON.stringify({ sub: 'eve' })).toString('base64url')}.' + ++n });\n`,
+    );
+    const security = resolveKafkaSecurity(
+      securityLayers(
+        {
+          'security.protocol': 'SASL_SSL',
+          'sasl.mechanism': 'OAUTHBEARER',
+          'sasl.oauthbearer.token.provider': './token.mjs#provider',
+        },
+        { kind: 'worker' },
+      ),
+    );
+    const js = kafkajsSecurityOptions(security, dir);
+    if (js.sasl?.mechanism !== 'oauthbearer') throw new Error('oauthbearer expected');
+    expect(await js.sasl.oauthBearerProvider()).toEqual({ value: expect.stringMatching(/\.1$/) });
+    expect(await js.sasl.oauthBearerProvider()).toEqual({ value: expect.stringMatching(/\.2$/) });
+    const refresh = librdkafkaSecurityConfig(security, dir).oauthbearer_token_refresh_cb as () => Promise<
+      Record<string, unknown>
+    >;
+    expect(await refresh()).toMatchObject({
+      tokenValue: expect.stringMatching(/\.3$/),
+      principal: 'eve',
+      lifetime: expect.any(Number),
+    });
+    await expect(loadTokenProvider('./missing.mjs#x', dir)).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('sasl.oauthbearer.token.provider "./missing.mjs#x" cannot be loaded'),
+    });
+    await expect(loadTokenProvider('./token.mjs#nothing', dir)).rejects.toMatchObject({
+      message: expect.stringContaining('has no export "nothing"'),
+    });
+  });
+});
+
+describe('secrets', () => {
+  it('are [hidden]: passwords, the JAAS config and inline private keys, under any prefix', () => {
+    const config = {
+      'producer.override.sasl.jaas.config': SCRAM,
+      'producer.override.ssl.keystore.password': 'p',
+      'producer.override.ssl.key.password': 'p',
+      'producer.override.ssl.keystore.key': '-----BEGIN PRIVATE KEY-----',
+      'producer.override.ssl.truststore.certificates': '-----BEGIN CERTIFICATE-----',
+    };
+    expect(maskConfig(config, new Set())).toEqual({
+      'producer.override.sasl.jaas.config': '[hidden]',
+      'producer.override.ssl.keystore.password': '[hidden]',
+      'producer.override.ssl.key.password': '[hidden]',
+      'producer.override.ssl.keystore.key': '[hidden]',
+      'producer.override.ssl.truststore.certificates': '-----BEGIN CERTIFICATE-----',
+    });
+    expect(isSecretKey('listeners.https.ssl.keystore.key', new Set())).toBe(true);
+  });
+});
+
+// The TSDoc example of OAuthBearerTokenProvider, compiled by `npm run typecheck` (never called: it would reach the network).
+import type { OAuthBearerTokenProvider } from 'tributary';
+
+const exampleTokenProvider: OAuthBearerTokenProvider = async () => {
+  const response = await fetch('https://idp.example/token', { method: 'POST', body: 'grant_type=client_credentials' });
+  const { access_token, expires_in } = (await response.json()) as { access_token: string; expires_in: number };
+  return { value: access_token, expiresAtMs: Date.now() + expires_in * 1000 };
+};
+void exampleTokenProvider;
