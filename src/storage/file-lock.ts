@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, unlinkSync } from 'node:fs';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { TributaryError } from '../api/errors.js';
+
+/** Who holds a lock, as written in the lock file. */
+export interface LockHolder {
+  readonly pid: number;
+  readonly hostname: string;
+  /** When the lock was taken (ISO 8601). */
+  readonly since: string;
+}
+
+/** Locks this process holds, released by the `exit` handler if their owner did not. */
+const held = new Set<FileLock>();
+let exitHandlerInstalled = false;
+
+/**
+ * An exclusive lock on a file, held as a lock file beside it (`<file>.lock`) naming the
+ * process that holds it (pid, host name, since when).
+ *
+ * - Taking it is atomic: the holder's details are written to a temporary file that is then
+ *   hard-linked to the lock file name, which fails if the lock file exists, so a lock file is
+ *   never seen half-written.
+ * - A lock file whose process is gone (same host, no such pid) is stale and is taken over; the
+ *   takeover renames the stale file away first and checks that what it moved is the stale lock
+ *   it judged, so two processes taking over at once cannot both win.
+ * - A lock held by a live process, or by a process on another host (which cannot be checked),
+ *   makes {@link FileLock.acquire} fail with `OFFSET_STORE_LOCKED` naming the file and the holder.
+ * - Released by {@link FileLock.release}, or at process exit if still held; a process killed
+ *   with SIGKILL leaves a stale lock that the next run takes over.
+ *
+ * Limits: a pid reused by an unrelated process after a crash makes a stale lock look held
+ * (the error says how to remove it); the lock file must be on a file system with hard links.
+ *
+ * @example
+ * ```ts
+ * const lock = await FileLock.acquire('/var/lib/tributary/offsets.json');
+ * try {
+ *   // ... sole writer of offsets.json ...
+ * } finally {
+ *   await lock.release();
+ * }
+ * ```
+ */
+export class FileLock {
+  private constructor(
+    /** The file locked. */
+    readonly target: string,
+    /** The lock file, `<target>.lock`. */
+    readonly path: string,
+    private readonly content: string,
+  ) {}
+
+  /**
+   * Takes the lock on `target`. Rejects with `OFFSET_STORE_LOCKED` when another live process
+   * (or this one) holds it, or with `OFFSET_STORE_UNWRITABLE` when the lock file cannot be
+   * created (e.g. the folder is not writable).
+   */
+  static async acquire(target: string): Promise<FileLock> {
+    const path = `${target}.lock`;
+    const me: LockHolder = { pid: process.pid, hostname: hostname(), since: new Date().toISOString() };
+    const content = `${JSON.stringify(me)}\n`;
+    const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+    const unwritable = (e: unknown) =>
+      new TributaryError(
+        'OFFSET_STORE_UNWRITABLE',
+        `Offsets file ${target} cannot be written: creating its lock file ${path} failed (${(e as Error).message}). ` +
+          'Give offset.storage.file.filename a path in a folder this worker can write.',
+        { cause: e },
+      );
+    try {
+      await writeFile(tmp, content, { flag: 'wx' });
+    } catch (e) {
+      throw unwritable(e);
+    }
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await link(tmp, path);
+          const lock = new FileLock(target, path, content);
+          held.add(lock);
+          installExitHandler();
+          return lock;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw unwritable(e);
+        }
+        const seen = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => {
+          if (e.code === 'ENOENT') return undefined; // released meanwhile: try again
+          throw unwritable(e);
+        });
+        if (seen === undefined) continue;
+        const holder = parseHolder(seen);
+        const stale = holder !== undefined && holder.hostname === me.hostname && !processAlive(holder.pid);
+        if (!stale || attempt >= 5) throw lockedError(target, path, holder, seen);
+        await takeOver(path, seen);
+      }
+    } finally {
+      await unlink(tmp).catch(() => {});
+    }
+  }
+
+  /** Releases the lock (removes the lock file if it is still this lock's). Idempotent. */
+  async release(): Promise<void> {
+    if (!held.delete(this)) return;
+    const seen = await readFile(this.path, 'utf8').catch(() => undefined);
+    if (seen === this.content) await unlink(this.path).catch(() => {});
+  }
+
+  /** Synchronous release for the process `exit` handler. */
+  private releaseSync(): void {
+    held.delete(this);
+    try {
+      if (readFileSync(this.path, 'utf8') === this.content) unlinkSync(this.path);
+    } catch {
+      // Nothing to release.
+    }
+  }
+
+  /** @internal Releases every lock still held; run at process exit. */
+  static releaseAllSync(): void {
+    for (const lock of [...held]) lock.releaseSync();
+  }
+}
+
+function installExitHandler(): void {
+  if (exitHandlerInstalled) return;
+  exitHandlerInstalled = true;
+  process.on('exit', () => FileLock.releaseAllSync());
+}
+
+/** Moves a stale lock file away, unless what is there by then is not the stale lock judged. */
+async function takeOver(path: string, stale: string): Promise<void> {
+  const aside = `${path}.stale-${process.pid}-${randomUUID()}`;
+  try {
+    await rename(path, aside);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // someone else moved it
+    throw e;
+  }
+  const moved = await readFile(aside, 'utf8').catch(() => stale);
+  // Another process took the stale lock over and locked between our read and our rename:
+  // put its lock back (the next attempt then sees it held).
+  if (moved !== stale) await link(aside, path).catch(() => {});
+  await unlink(aside).catch(() => {});
+}
+
+function parseHolder(text: string): LockHolder | undefined {
+  try {
+    const v = JSON.parse(text) as Partial<LockHolder>;
+    if (typeof v.pid === 'number' && typeof v.hostname === 'string') {
+      return { pid: v.pid, hostname: v.hostname, since: String(v.since ?? '') };
+    }
+  } catch {
+    // Not a lock file of ours.
+  }
+  return undefined;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to another user.
+    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+function lockedError(target: string, path: string, holder: LockHolder | undefined, seen: string): TributaryError {
+  const who =
+    holder === undefined
+      ? `an unknown holder (lock file ${path} holds ${JSON.stringify(seen.slice(0, 80))})`
+      : holder.pid === process.pid && holder.hostname === hostname()
+        ? `this process (pid ${holder.pid}): another offset store in it has the same file`
+        : `process ${holder.pid} on ${holder.hostname}${holder.since ? ` since ${holder.since}` : ''}`;
+  return new TributaryError(
+    'OFFSET_STORE_LOCKED',
+    `Offsets file ${target} is in use by ${who}. Two workers on one offsets file overwrite each other's offsets: ` +
+      `stop that worker, or give this one its own offset.storage.file.filename. If no such process is running, remove ${path}.`,
+  );
+}
