@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, unlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync, unlinkSync } from 'node:fs';
 import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { TributaryError } from '../api/errors.js';
@@ -10,6 +10,10 @@ export interface LockHolder {
   readonly hostname: string;
   /** When the lock was taken (ISO 8601). */
   readonly since: string;
+  /** Linux: the PID namespace (`/proc/self/ns/pid`), so that a pid is only judged in its own. */
+  readonly pidNamespace?: string | undefined;
+  /** Linux: the boot id; a lock from an earlier boot is stale whatever its pid. */
+  readonly bootId?: string | undefined;
 }
 
 /** Locks this process holds, released by the `exit` handler if their owner did not. */
@@ -23,11 +27,13 @@ let exitHandlerInstalled = false;
  * - Taking it is atomic: the holder's details are written to a temporary file that is then
  *   hard-linked to the lock file name, which fails if the lock file exists, so a lock file is
  *   never seen half-written.
- * - A lock file whose process is gone (same host, no such pid) is stale and is taken over; the
+ * - A lock file whose process is gone (same host and PID namespace, no such pid or an earlier
+ *   boot) is stale and is taken over; the
  *   takeover renames the stale file away first and checks that what it moved is the stale lock
  *   it judged, so two processes taking over at once cannot both win.
- * - A lock held by a live process, or by a process on another host (which cannot be checked),
- *   makes {@link FileLock.acquire} fail with `OFFSET_STORE_LOCKED` naming the file and the holder.
+ * - A lock held by a live process, or by a process on another host or in another PID namespace
+ *   such as another container (which cannot be checked), makes {@link FileLock.acquire} fail
+ *   with `OFFSET_STORE_LOCKED` naming the file and the holder.
  * - Released by {@link FileLock.release}, or at process exit if still held; a process killed
  *   with SIGKILL leaves a stale lock that the next run takes over.
  *
@@ -60,7 +66,7 @@ export class FileLock {
    */
   static async acquire(target: string): Promise<FileLock> {
     const path = `${target}.lock`;
-    const me: LockHolder = { pid: process.pid, hostname: hostname(), since: new Date().toISOString() };
+    const me: LockHolder = { ...self(), since: new Date().toISOString() };
     const content = `${JSON.stringify(me)}\n`;
     const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
     const unwritable = (e: unknown) =>
@@ -92,7 +98,11 @@ export class FileLock {
         });
         if (seen === undefined) continue;
         const holder = parseHolder(seen);
-        const stale = holder !== undefined && holder.hostname === me.hostname && !processAlive(holder.pid);
+        const stale =
+          holder !== undefined &&
+          holder.hostname === me.hostname &&
+          holder.pidNamespace === me.pidNamespace &&
+          (holder.bootId !== me.bootId || !processAlive(holder.pid));
         if (!stale || attempt >= 5) throw lockedError(target, path, holder, seen);
         await takeOver(path, seen);
       }
@@ -124,6 +134,23 @@ export class FileLock {
   }
 }
 
+/** This process as a lock holder names it. */
+function self(): Omit<LockHolder, 'since'> {
+  const read = (f: () => string): string | undefined => {
+    try {
+      return f().trim();
+    } catch {
+      return undefined; // not Linux, or /proc not mounted
+    }
+  };
+  return {
+    pid: process.pid,
+    hostname: hostname(),
+    pidNamespace: read(() => readlinkSync('/proc/self/ns/pid')),
+    bootId: read(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')),
+  };
+}
+
 function installExitHandler(): void {
   if (exitHandlerInstalled) return;
   exitHandlerInstalled = true;
@@ -150,7 +177,13 @@ function parseHolder(text: string): LockHolder | undefined {
   try {
     const v = JSON.parse(text) as Partial<LockHolder>;
     if (typeof v.pid === 'number' && typeof v.hostname === 'string') {
-      return { pid: v.pid, hostname: v.hostname, since: String(v.since ?? '') };
+      return {
+        pid: v.pid,
+        hostname: v.hostname,
+        since: String(v.since ?? ''),
+        pidNamespace: typeof v.pidNamespace === 'string' ? v.pidNamespace : undefined,
+        bootId: typeof v.bootId === 'string' ? v.bootId : undefined,
+      };
     }
   } catch {
     // Not a lock file of ours.
@@ -172,9 +205,13 @@ function lockedError(target: string, path: string, holder: LockHolder | undefine
   const who =
     holder === undefined
       ? `an unknown holder (lock file ${path} holds ${JSON.stringify(seen.slice(0, 80))})`
-      : holder.pid === process.pid && holder.hostname === hostname()
+      : holder.pid === process.pid && holder.hostname === hostname() && holder.pidNamespace === self().pidNamespace
         ? `this process (pid ${holder.pid}): another offset store in it has the same file`
-        : `process ${holder.pid} on ${holder.hostname}${holder.since ? ` since ${holder.since}` : ''}`;
+        : `process ${holder.pid} on ${holder.hostname}${holder.since ? ` since ${holder.since}` : ''}${
+            holder.hostname === hostname() && holder.pidNamespace !== self().pidNamespace
+              ? ' (in another PID namespace, e.g. another container: whether it still runs cannot be checked)'
+              : ''
+          }`;
   return new TributaryError(
     'OFFSET_STORE_LOCKED',
     `Offsets file ${target} is in use by ${who}. Two workers on one offsets file overwrite each other's offsets: ` +

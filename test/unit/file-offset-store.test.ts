@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,18 @@ function store(file: string): FileOffsetStore {
 afterEach(async () => {
   await Promise.all(started.splice(0).map((s) => s.stop()));
 });
+
+/** A lock file's text for `pid`, in this process's host, PID namespace and boot unless told otherwise. */
+function lockText(pid: number, other: { pidNamespace?: string; bootId?: string } = {}): string {
+  const read = (f: string, link = false) => (link ? readlinkSync(f) : readFileSync(f, 'utf8').trim());
+  return `${JSON.stringify({
+    pid,
+    hostname: hostname(),
+    since: '2026-01-01T00:00:00.000Z',
+    pidNamespace: other.pidNamespace ?? read('/proc/self/ns/pid', true),
+    bootId: other.bootId ?? read('/proc/sys/kernel/random/boot_id'),
+  })}\n`;
+}
 
 /** The pid of a process that has exited. */
 function deadPid(): Promise<number> {
@@ -110,7 +123,7 @@ describe('FileOffsetStore', () => {
     const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     try {
       const pid = holder.pid as number;
-      await writeFile(`${file}.lock`, `${JSON.stringify({ pid, hostname: hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
+      await writeFile(`${file}.lock`, lockText(pid));
       await expect(store(file).start()).rejects.toMatchObject({
         code: 'OFFSET_STORE_LOCKED',
         message: expect.stringContaining(
@@ -126,13 +139,33 @@ describe('FileOffsetStore', () => {
   it('takes over a lock left by a process that is gone', async () => {
     const file = join(await tmp(), 'offsets.json');
     const pid = await deadPid();
-    await writeFile(`${file}.lock`, `${JSON.stringify({ pid, hostname: hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
+    await writeFile(`${file}.lock`, lockText(pid));
     const s = store(file);
     await s.start();
     expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
     await s.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }]);
     await s.stop();
     expect(await readdir(join(file, '..'))).toEqual(['offsets.json']);
+  });
+
+  it('takes over a lock from an earlier boot, even when its pid is in use again', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    await writeFile(`${file}.lock`, lockText(process.ppid, { bootId: '00000000-0000-0000-0000-000000000000' }));
+    const s = store(file);
+    await s.start();
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+  });
+
+  it('refuses a lock from another PID namespace (another container), whose pid cannot be checked', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const pid = await deadPid();
+    await writeFile(`${file}.lock`, lockText(pid, { pidNamespace: 'pid:[1]' }));
+    await expect(store(file).start()).rejects.toMatchObject({
+      code: 'OFFSET_STORE_LOCKED',
+      message: expect.stringContaining(
+        `is in use by process ${pid} on ${hostname()} since 2026-01-01T00:00:00.000Z (in another PID namespace`,
+      ),
+    });
   });
 
   it('gives every write its own temporary file, so two stores of one process never fail on each other', async () => {
