@@ -38,7 +38,7 @@ let exitHandlerInstalled = false;
  *   with SIGKILL leaves a stale lock that the next run takes over.
  *
  * Limits: a pid reused by an unrelated process after a crash makes a stale lock look held
- * (the error says how to remove it); the lock file must be on a file system with hard links.
+ * (the error says how to remove it).
  *
  * @example
  * ```ts
@@ -84,7 +84,7 @@ export class FileLock {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          await link(tmp, path);
+          await createLockFile(tmp, path, content);
           const lock = new FileLock(target, path, content);
           held.add(lock);
           installExitHandler();
@@ -155,6 +155,21 @@ function installExitHandler(): void {
   if (exitHandlerInstalled) return;
   exitHandlerInstalled = true;
   process.on('exit', () => FileLock.releaseAllSync());
+}
+
+/**
+ * Creates the lock file with its content in one step (a hard link of the written temporary
+ * file, which fails if the name exists); where the file system has no hard links, an
+ * exclusive create then a write (a reader may then briefly see it empty: an unknown holder).
+ */
+async function createLockFile(tmp: string, path: string, content: string): Promise<void> {
+  try {
+    await link(tmp, path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e;
+    await writeFile(path, content, { flag: 'wx' });
+  }
 }
 
 /** Moves a stale lock file away, unless what is there by then is not the stale lock judged. */
