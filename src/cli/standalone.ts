@@ -80,9 +80,9 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     }
   } catch (e) {
     // The start failure is what the user must see; a stop failure on top of it is logged.
-    await worker.stop().catch((stopError: unknown) =>
-      logger.error({ event: 'worker.stop.failed', err: stopError }, describeFailure(stopError)),
-    );
+    await worker
+      .stop()
+      .catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, describeFailure(stopError)));
     throw e;
   }
   return Object.assign(worker, { rest });
