@@ -452,6 +452,7 @@ export class TaskRunner<P, O, C> {
           ? new TributaryError(
               'OFFSET_FLUSH_TIMEOUT',
               `${what} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)${then}`,
+              { retriable: !this.finalFlush },
             )
           : this.finalFlush
             ? new TributaryError(

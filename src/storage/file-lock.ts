@@ -104,7 +104,7 @@ export class FileLock {
           holder.pidNamespace === me.pidNamespace &&
           (holder.bootId !== me.bootId || !processAlive(holder.pid));
         if (!stale || attempt >= 5) throw lockedError(target, path, holder, seen);
-        await takeOver(path, seen);
+        await takeOverStaleLock(path, seen);
       }
     } finally {
       await unlink(tmp).catch(() => {});
@@ -172,8 +172,12 @@ async function createLockFile(tmp: string, path: string, content: string): Promi
   }
 }
 
-/** Moves a stale lock file away, unless what is there by then is not the stale lock judged. */
-async function takeOver(path: string, stale: string): Promise<void> {
+/**
+ * Moves a stale lock file away, unless what is there by then is not the stale lock judged
+ * (another process took it over first): that lock is put back.
+ * @internal Exported for the test of that race.
+ */
+export async function takeOverStaleLock(path: string, stale: string): Promise<void> {
   const aside = `${path}.stale-${process.pid}-${randomUUID()}`;
   try {
     await rename(path, aside);

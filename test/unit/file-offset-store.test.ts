@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { takeOverStaleLock } from '../../src/storage/file-lock.js';
 import { FileOffsetStore } from '../../src/storage/file-offset-store.js';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'tributary-offsets-'));
@@ -146,6 +147,31 @@ describe('FileOffsetStore', () => {
     await s.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }]);
     await s.stop();
     expect(await readdir(join(file, '..'))).toEqual(['offsets.json']);
+  });
+
+  it('lets exactly one of several stores starting at once take over a stale lock', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    await writeFile(`${file}.lock`, lockText(await deadPid()));
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => store(file).start()));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    for (const o of outcomes) {
+      if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'OFFSET_STORE_LOCKED' });
+    }
+    expect((await readdir(join(file, '..'))).sort()).toEqual(['offsets.json', 'offsets.json.lock']);
+  });
+
+  it('does not remove a lock another process took over after this one judged the old lock stale', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const stale = lockText(await deadPid());
+    await writeFile(`${file}.lock`, stale);
+    // Process A takes the stale lock over...
+    const a = store(file);
+    await a.start();
+    const taken = await readFile(`${file}.lock`, 'utf8');
+    // ...then process B, which read the same stale lock before, goes on with its takeover.
+    await takeOverStaleLock(`${file}.lock`, stale);
+    expect(await readFile(`${file}.lock`, 'utf8')).toBe(taken);
+    await expect(store(file).start()).rejects.toMatchObject({ code: 'OFFSET_STORE_LOCKED' });
   });
 
   it('takes over a lock from an earlier boot, even when its pid is in use again', async () => {
