@@ -111,6 +111,12 @@ export class TaskRunner<P, O, C> {
    * Why the final offset flush of the last stop failed, if it did: the offsets acknowledged
    * since the last successful flush are then not stored, and the next run repeats those
    * records. Logged as an ERROR when it happens.
+   *
+   * @example
+   * ```ts
+   * await runner.stop();
+   * if (runner.finalFlushError) console.error(runner.finalFlushError.message);
+   * ```
    */
   get finalFlushError(): TributaryError | undefined {
     return this.finalFlushFailure;

@@ -760,6 +760,16 @@ export class Worker {
    * When a task's final offset flush failed (each is logged as an ERROR), everything is still
    * stopped, then this rejects with `OFFSET_FLUSH_FAILED` naming those tasks: their latest
    * offsets are not stored, so the next run repeats records (the CLI exits non-zero).
+   *
+   * @example
+   * ```ts
+   * try {
+   *   await worker.stop();
+   * } catch (e) {
+   *   console.error(isTributaryError(e) ? `${e.code}: ${e.message}` : e);
+   *   process.exitCode = 1;
+   * }
+   * ```
    */
   async stop(): Promise<void> {
     this.log.info({ event: 'worker.stopping' }, 'worker stopping');
