@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync, unlinkSync } from 'node:fs';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { TributaryError } from '../api/errors.js';
 
@@ -28,9 +28,9 @@ let exitHandlerInstalled = false;
  *   hard-linked to the lock file name, which fails if the lock file exists, so a lock file is
  *   never seen half-written.
  * - A lock file whose process is gone (same host and PID namespace, no such pid or an earlier
- *   boot) is stale and is taken over; the
- *   takeover renames the stale file away first and checks that what it moved is the stale lock
- *   it judged, so two processes taking over at once cannot both win.
+ *   boot) is stale and is taken over. Removing a stale lock is serialized by a short-lived
+ *   takeover lock and checked again under it (see {@link takeOverStaleLock}), so two
+ *   processes taking over at once cannot both win.
  * - A lock held by a live process, or by a process on another host or in another PID namespace
  *   such as another container (which cannot be checked), makes {@link FileLock.acquire} fail
  *   with `OFFSET_STORE_LOCKED` naming the file and the holder.
@@ -103,7 +103,7 @@ export class FileLock {
           holder.hostname === me.hostname &&
           holder.pidNamespace === me.pidNamespace &&
           (holder.bootId !== me.bootId || !processAlive(holder.pid));
-        if (!stale || attempt >= 5) throw lockedError(target, path, holder, seen);
+        if (!stale || attempt >= 200) throw lockedError(target, path, holder, seen);
         await takeOverStaleLock(path, seen);
       }
     } finally {
@@ -173,24 +173,38 @@ async function createLockFile(tmp: string, path: string, content: string): Promi
 }
 
 /**
- * Moves a stale lock file away, unless what is there by then is not the stale lock judged
- * (another process took it over first): that lock is put back.
+ * Removes a stale lock file, unless what is there by then is not the stale lock judged (the
+ * holder released it, or another process took it over first). Only the holder of a short-lived
+ * takeover lock (`<lock>.takeover`, created exclusively) may remove a stale lock, and it checks
+ * the content again while holding it, so two takeovers at once cannot remove a fresh lock.
+ * When another takeover is under way, waits a moment and returns (the caller tries again).
+ * A takeover lock older than {@link TAKEOVER_STALE_MS} (its process died mid-takeover) is removed.
  * @internal Exported for the test of that race.
  */
 export async function takeOverStaleLock(path: string, stale: string): Promise<void> {
-  const aside = `${path}.stale-${process.pid}-${randomUUID()}`;
+  const mutex = `${path}.takeover`;
   try {
-    await rename(path, aside);
+    await writeFile(mutex, `${process.pid}\n`, { flag: 'wx' });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // someone else moved it
-    throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const age = await stat(mutex).then(
+      (st) => Date.now() - st.mtimeMs,
+      () => 0,
+    );
+    if (age > TAKEOVER_STALE_MS) await unlink(mutex).catch(() => {});
+    else await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
+    return;
   }
-  const moved = await readFile(aside, 'utf8').catch(() => stale);
-  // Another process took the stale lock over and locked between our read and our rename:
-  // put its lock back (the next attempt then sees it held).
-  if (moved !== stale) await link(aside, path).catch(() => {});
-  await unlink(aside).catch(() => {});
+  try {
+    const now = await readFile(path, 'utf8').catch(() => undefined);
+    if (now === stale) await unlink(path).catch(() => {});
+  } finally {
+    await unlink(mutex).catch(() => {});
+  }
 }
+
+/** A takeover lock this old was left by a process that died while taking a stale lock over. */
+const TAKEOVER_STALE_MS = 10_000;
 
 function parseHolder(text: string): LockHolder | undefined {
   try {
