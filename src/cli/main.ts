@@ -10,30 +10,34 @@ program
   .argument('<worker-config>', 'worker config (.properties or .json)')
   .argument('<connector-configs...>', 'one or more connector configs (.properties or .json)')
   .action(async (workerConfig: string, connectorConfigs: string[]) => {
-    let worker: Awaited<ReturnType<typeof runStandalone>>;
-    try {
-      worker = await runStandalone({ workerConfigPath: workerConfig, connectorConfigPaths: connectorConfigs });
-    } catch (e) {
-      process.stderr.write(`tributary: ${describeFailure(e)}\n`);
-      process.exit(1);
-    }
+    let worker: Awaited<ReturnType<typeof runStandalone>> | undefined;
     let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) {
-        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
-        process.exit(130);
-      }
-      stopping = true;
-      worker.stop().then(
+    const stopWorker = (running: NonNullable<typeof worker>) =>
+      running.stop().then(
         () => process.exit(0),
         (e: unknown) => {
           process.stderr.write(`tributary: stop failed: ${describeFailure(e)}\n`);
           process.exit(1);
         },
       );
+    const stop = (signal: string) => {
+      if (stopping) {
+        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      // A signal while the worker starts stops it gracefully once started.
+      if (worker) void stopWorker(worker);
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    try {
+      worker = await runStandalone({ workerConfigPath: workerConfig, connectorConfigPaths: connectorConfigs });
+    } catch (e) {
+      process.stderr.write(`tributary: ${describeFailure(e)}\n`);
+      process.exit(1);
+    }
+    if (stopping) void stopWorker(worker);
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

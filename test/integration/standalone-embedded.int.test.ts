@@ -171,6 +171,35 @@ describe('tributary standalone on the embedded default', () => {
     expect(await after.exited).toBe(0);
   }, 90_000);
 
+  it('stops gracefully, releasing its lock, on a SIGTERM that comes while it starts', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    await writeFile(join(dir, 'w.properties'), 'listeners=\n');
+    // A connector whose start() takes a while, as one connecting to its source would.
+    await writeFile(
+      join(dir, 'slow.ts'),
+      [
+        `import { DatagenConnector } from ${JSON.stringify(join(root, 'examples/datagen/src/index.ts'))};`,
+        'export class SlowConnector extends DatagenConnector {',
+        '  override async start(...args: Parameters<DatagenConnector["start"]>): Promise<void> {',
+        "    process.stderr.write('slow connector starting\\n');",
+        '    await new Promise((r) => setTimeout(r, 3000));',
+        '    return super.start(...args);',
+        '  }',
+        '}',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'c.properties'),
+      datagenProperties(0).replace(/connector\.class=.*/, `connector.class=${join(dir, 'slow.ts')}#SlowConnector`),
+    );
+    const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')], dir);
+    await waitFor(() => run.stderr().includes('slow connector starting'), 20_000);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(run.stderr()).toContain('"event":"worker.stopped"');
+    expect(await readdir(join(dir, '.tributary'))).toEqual(['offsets.json']);
+  }, 30_000);
+
   it('exits non-zero with an ERROR when the final offset flush fails', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
     const folder = join(dir, 'state');
