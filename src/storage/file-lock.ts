@@ -67,7 +67,8 @@ export class FileLock {
   static async acquire(target: string): Promise<FileLock> {
     const path = `${target}.lock`;
     const me: LockHolder = { ...self(), since: new Date().toISOString() };
-    const content = `${JSON.stringify(me)}\n`;
+    // The token makes every lock's text unique: release and takeover compare texts.
+    const content = `${JSON.stringify({ ...me, token: randomUUID() })}\n`;
     const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
     const unwritable = (e: unknown) =>
       new TributaryError(
