@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   OFFSET_DECODE: { retriable: false },
   OFFSET_REJECTED: { retriable: false },
   OFFSET_STORE_CORRUPT: { retriable: false },
+  OFFSET_STORE_LOCKED: { retriable: false },
+  OFFSET_STORE_UNWRITABLE: { retriable: false },
   OFFSET_FLUSH_FAILED: { retriable: true },
   OFFSET_FLUSH_TIMEOUT: { retriable: true },
   RECORD_INVALID: { retriable: false },

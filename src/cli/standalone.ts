@@ -51,7 +51,8 @@ export type StandaloneWorker = Worker & {
  * adapters (Kafka when `bootstrap.servers` is set, else the embedded JSON-lines sink), starts
  * the REST API (`listeners`, default http://127.0.0.1:8083; `listeners=` empty turns it off),
  * starts every connector and resolves with the worker. Stop it with `worker.stop()`, which
- * also closes the REST API.
+ * also closes the REST API, and rejects with `OFFSET_FLUSH_FAILED` when a final offset flush
+ * failed. The offsets file (with or without Kafka) is locked and checked for writing at start.
  */
 export async function runStandalone(options: StandaloneOptions): Promise<StandaloneWorker> {
   const config = await readWorkerConfig(options.workerConfigPath);
@@ -97,7 +98,10 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
       await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
     }
   } catch (e) {
-    await worker.stop();
+    // The start failure is what the user must see; a stop failure on top of it is logged.
+    await worker
+      .stop()
+      .catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, describeFailure(stopError)));
     // A connector that failed because the worker was stopping under it is no start-up failure.
     if (!aborted()) throw e;
   }

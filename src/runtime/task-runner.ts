@@ -91,6 +91,9 @@ export class TaskRunner<P, O, C> {
   private wakeLoop: (() => void) | undefined;
   private wakeDrained: (() => void) | undefined;
   private shutdown: Promise<void> | undefined;
+  /** Set while the final flush of a stop runs: a failure then is not retried. */
+  private finalFlush = false;
+  private finalFlushFailure: TributaryError | undefined;
 
   constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
     this.task = options.task;
@@ -106,6 +109,21 @@ export class TaskRunner<P, O, C> {
   /** The current state. */
   get status(): TaskStatus {
     return this.state$.value;
+  }
+
+  /**
+   * Why the final offset flush of the last stop failed, if it did: the offsets acknowledged
+   * since the last successful flush are then not stored, and the next run repeats those
+   * records. Logged as an ERROR when it happens.
+   *
+   * @example
+   * ```ts
+   * await runner.stop();
+   * if (runner.finalFlushError) console.error(runner.finalFlushError.message);
+   * ```
+   */
+  get finalFlushError(): TributaryError | undefined {
+    return this.finalFlushFailure;
   }
 
   /** Records sent and not yet acknowledged. */
@@ -484,17 +502,24 @@ export class TaskRunner<P, O, C> {
     const outcome = await withTimeout(this.clock, write, this.settings.flushTimeoutMs);
     if (!outcome.ok) {
       this.restore(toFlush);
+      const what = this.finalFlush ? `Final offset flush of task ${this.id}` : `Offset flush of task ${this.id}`;
+      const then = this.finalFlush
+        ? `; the task is stopping, so the offsets of ${toFlush.size} source partition(s) are not stored and the next run sends their records again from the last stored offsets`
+        : '; retrying at the next flush';
       this.flushFailed(
         outcome.timedOut
           ? new TributaryError(
               'OFFSET_FLUSH_TIMEOUT',
-              `Offset flush of task ${this.id} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms); retrying at the next flush`,
+              `${what} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)${then}`,
+              { retriable: !this.finalFlush },
             )
-          : toTributaryError(
-              outcome.error,
-              'OFFSET_FLUSH_FAILED',
-              `Offset flush of task ${this.id} failed; retrying at the next flush`,
-            ),
+          : this.finalFlush
+            ? new TributaryError(
+                'OFFSET_FLUSH_FAILED',
+                `${what} failed${then}: ${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`,
+                { cause: outcome.error, retriable: false },
+              )
+            : toTributaryError(outcome.error, 'OFFSET_FLUSH_FAILED', `${what} failed${then}`),
       );
       return false;
     }
@@ -570,6 +595,12 @@ export class TaskRunner<P, O, C> {
   }
 
   private flushFailed(error: TributaryError): void {
+    if (this.finalFlush) {
+      this.finalFlushFailure = error;
+      this.log.error({ event: 'offsets.flush.final.failed', err: error }, error.message);
+      this.listener.flushFailed?.(error);
+      return;
+    }
     this.log.warn({ event: 'offsets.flush.failed', err: error }, error.message);
     this.listener.flushFailed?.(error);
   }
@@ -622,7 +653,15 @@ export class TaskRunner<P, O, C> {
     this.flushTimer?.unsubscribe();
     // A write that timed out may still land: give it the grace period before the final flush.
     if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, timeout);
-    if (this.taskStarted) await this.flushNow();
+    if (this.taskStarted) {
+      while (this.flushing) await this.flushing;
+      this.finalFlush = true;
+      try {
+        await this.flushNow();
+      } finally {
+        this.finalFlush = false;
+      }
+    }
     if (this.startAttempted && startSettled) await this.stopTask(timeout);
     else if (this.startAttempted) {
       this.log.warn(

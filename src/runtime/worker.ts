@@ -797,7 +797,24 @@ export class Worker {
     return { ...report, connectorClass };
   }
 
-  /** Stops every connector gracefully (final offset flush included), then the offset store. A second call waits for the first. */
+  /**
+   * Stops every connector gracefully (final offset flush included), then the offset store.
+   * When a task's final offset flush failed (each is logged as an ERROR), everything is still
+   * stopped, then this rejects with `OFFSET_FLUSH_FAILED` naming those tasks: their latest
+   * offsets are not stored, so the next run repeats records (the CLI exits non-zero).
+   *
+   * @example
+   * ```ts
+   * try {
+   *   await worker.stop();
+   * } catch (e) {
+   *   console.error(isTributaryError(e) ? `${e.code}: ${e.message}` : e);
+   *   process.exitCode = 1;
+   * }
+   * ```
+   *
+   * A second call waits for the first.
+   */
   stop(): Promise<void> {
     this.stopped ??= this.stopOnce();
     return this.stopped;
@@ -807,12 +824,33 @@ export class Worker {
     this.log.info({ event: 'worker.stopping' }, 'worker stopping');
     this.stopping = true;
     const runners = [...this.runners.values()];
-    await Promise.all(runners.map((r) => r.exclusive(() => r.shutdown())));
+    const unflushed = await Promise.all(
+      runners.map((r) =>
+        r.exclusive(async () => {
+          const tasks = [...r.tasks];
+          await r.shutdown();
+          return tasks.flatMap((t) => {
+            const error = t.runner.finalFlushError;
+            return error ? [{ task: `${r.name}-${t.id}`, error }] : [];
+          });
+        }),
+      ),
+    );
     this.runners.clear();
     try {
       await this.options.offsetStore.stop();
     } finally {
       await this.options.close?.();
+    }
+    const failed = unflushed.flat();
+    const first = failed[0];
+    if (first !== undefined) {
+      throw new TributaryError(
+        'OFFSET_FLUSH_FAILED',
+        `The final offset flush failed for task(s) ${failed.map((f) => f.task).join(', ')}: their latest offsets are not stored, ` +
+          `so the next run sends records again. First error: ${first.error.message}`,
+        { cause: first.error, retriable: false },
+      );
     }
     this.log.info({ event: 'worker.stopped' }, 'worker stopped');
   }

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TributaryError } from '../api/errors.js';
 import type { JsonObject, OffsetEntry } from '../runtime/ports.js';
+import { FileLock } from './file-lock.js';
 import { MemoryOffsetStore } from './memory-offset-store.js';
 
 const FORMAT = 'tributary-offsets/1';
@@ -11,27 +13,66 @@ const FORMAT = 'tributary-offsets/1';
  *
  * Every write replaces the whole file atomically: a temporary file beside it is written and
  * fsynced, then renamed over it, and the folder is fsynced, so a crash leaves either the old
- * or the new file. A file that cannot be read as offsets is an error naming the file, never
- * a silent reset. (Kafka Connect's standalone file is Java-serialized and is not read here.)
+ * or the new file. Every write has a temporary file of its own. A file that cannot be read as
+ * offsets is an error naming the file, never a silent reset. (Kafka Connect's standalone file
+ * is Java-serialized and is not read here.)
+ *
+ * One writer per file: `start()` takes a lock file beside it (`<file>.lock`, see
+ * {@link FileLock}) and fails with `OFFSET_STORE_LOCKED`, naming the file and the process
+ * holding it, while another live process (or another store in this one) has it; a lock left
+ * by a process that is gone is taken over. `stop()` releases it. `start()` then writes the
+ * file once, so a file that cannot be written fails the start (`OFFSET_STORE_UNWRITABLE`)
+ * before any record is sent, rather than the first flush.
  */
 export class FileOffsetStore extends MemoryOffsetStore {
   private queue: Promise<void> = Promise.resolve();
+  private lock: FileLock | undefined;
 
   constructor(readonly filename: string) {
     super();
   }
 
   override async start(): Promise<void> {
-    let text: string;
+    if (this.lock !== undefined) return;
     try {
-      text = await readFile(this.filename, 'utf8');
+      await mkdir(dirname(this.filename), { recursive: true });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new TributaryError('OFFSET_STORE_CORRUPT', `Cannot read offsets file ${this.filename}: ${(e as Error).message}`, {
-        cause: e,
-      });
+      throw unwritable(this.filename, `creating its folder failed (${(e as Error).message})`, e);
     }
-    for (const [connector, entries] of parseOffsetsFile(this.filename, text)) this.apply(connector, entries);
+    const lock = await FileLock.acquire(this.filename);
+    try {
+      let text: string | undefined;
+      try {
+        text = await readFile(this.filename, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
+          throw new TributaryError('OFFSET_STORE_CORRUPT', `Cannot read offsets file ${this.filename}: ${(e as Error).message}`, {
+            cause: e,
+          });
+        }
+      }
+      if (text !== undefined) {
+        for (const [connector, entries] of parseOffsetsFile(this.filename, text)) this.apply(connector, entries);
+      }
+      try {
+        await this.persist();
+      } catch (e) {
+        throw unwritable(this.filename, (e as Error).message, e);
+      }
+    } catch (e) {
+      this.data.clear();
+      await lock.release();
+      throw e;
+    }
+    this.lock = lock;
+  }
+
+  /** Waits for the writes under way, then releases the lock. Offsets stay readable in memory. */
+  override async stop(): Promise<void> {
+    await this.queue;
+    const lock = this.lock;
+    this.lock = undefined;
+    await lock?.release();
   }
 
   override write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
@@ -66,15 +107,15 @@ export class FileOffsetStore extends MemoryOffsetStore {
     const text = `${JSON.stringify({ format: FORMAT, connectors }, null, 1)}\n`;
     const dir = dirname(this.filename);
     await mkdir(dir, { recursive: true });
-    const tmp = join(dir, `.${basename(this.filename)}.${process.pid}.tmp`);
-    const handle = await open(tmp, 'w');
+    const tmp = join(dir, `.${basename(this.filename)}.${process.pid}.${randomUUID()}.tmp`);
+    const handle = await open(tmp, 'wx');
     try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
       await rename(tmp, this.filename);
     } catch (e) {
       await rm(tmp, { force: true });
@@ -87,6 +128,14 @@ export class FileOffsetStore extends MemoryOffsetStore {
       await dirHandle.close();
     }
   }
+}
+
+function unwritable(filename: string, why: string, cause: unknown): TributaryError {
+  return new TributaryError(
+    'OFFSET_STORE_UNWRITABLE',
+    `Offsets file ${filename} cannot be written: ${why}. Give offset.storage.file.filename a path in a folder this worker can write.`,
+    { cause },
+  );
 }
 
 /** Parses an offsets file; throws OFFSET_STORE_CORRUPT naming the file and what is wrong. */

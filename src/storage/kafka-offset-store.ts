@@ -35,6 +35,27 @@ type StoredOffset =
   /** The stored value could not be used; `problem` says why and where. */
   | { readonly partition: JsonObject; readonly offset?: undefined; readonly problem: string };
 
+/** Where the record that decided a source partition's current state is in the topic. */
+interface Version {
+  /** The key text as found in the topic (later writes reuse it). */
+  readonly text: string;
+  /** Kafka partition and offset of the record; one key text always lands in one Kafka partition. */
+  readonly kafkaPartition: number;
+  readonly kafkaOffset: bigint;
+  /** Record timestamp (ms): decides between the records of different key texts. */
+  readonly timestamp: number;
+}
+
+/** In-memory sizes of a {@link KafkaOffsetStore}, for tests of its memory bound. */
+export interface KafkaOffsetStoreSizes {
+  /** Source partitions with a stored value (usable or not). */
+  readonly partitions: number;
+  /** Key texts remembered for those partitions. */
+  readonly keyTexts: number;
+  /** Tombstones remembered while the topic is being read up to its end. */
+  readonly tombstones: number;
+}
+
 /**
  * Offsets in a compacted Kafka topic, in Kafka Connect's format, so a Tributary worker and a
  * Kafka Connect worker can share `offset.storage.topic`:
@@ -43,9 +64,22 @@ type StoredOffset =
  *   null (a tombstone) when the offset is removed. New keys are written with sorted object keys
  *   ({@link canonicalJson}).
  * - A key read from the topic is parsed and indexed by its canonical form, so a key Java wrote
- *   with another key order still matches. Later writes for that partition reuse the exact key
- *   bytes found in the topic, so both go to one Kafka partition (per-key order, compaction) and
- *   a Java worker looking up its own bytes sees the update.
+ *   with another key order still matches. Kafka Connect's JsonConverter writes a partition map
+ *   in the map's own iteration order (a `HashMap`'s hash order, a `LinkedHashMap`'s insertion
+ *   order), which cannot be reproduced from the JSON alone, so instead later writes for that
+ *   partition reuse the exact key text found in the topic: they go to the same Kafka partition
+ *   (per-key order, compaction) and a Java worker looking up its own bytes sees the update.
+ *   Partitions never seen in the topic are written with sorted keys.
+ * - One source partition under several key texts (e.g. written by Tributary sorted, then by
+ *   Connect in HashMap order): within one text the later record (Kafka offset) wins; between
+ *   texts, which sit in different Kafka partitions with no order between them, the record
+ *   with the later timestamp wins (CreateTime, set by the writer; on a tie, the greater key
+ *   text), whatever order they are consumed in. Tombstones take part alike. Limit: writers'
+ *   clocks must be closer than the time between the moves of a connector from one to the
+ *   other. The winning text is the one written to from then on.
+ * - Memory holds the live source partitions only: a tombstone drops its partition and key text
+ *   once the topic has been read to its end (while reading up to the end, tombstones are
+ *   remembered so that an older value under another key text cannot come back to life).
  * - Kafka partition of a key: Java's murmur2 (kafkajs `DefaultPartitioner`), as Connect's
  *   producer, so a key always lands in the partition a Java worker would pick.
  * - Reading: a {@link TopicReader} follows the whole topic (latest value per key wins, null
@@ -73,8 +107,14 @@ export class KafkaOffsetStore implements OffsetStore {
   private producer: Producer | undefined;
   /** connector → canonical partition JSON → latest stored offset. */
   private readonly data = new Map<string, Map<string, StoredOffset>>();
-  /** canonical key JSON → the key text last seen in the topic for it (written back as is). */
-  private readonly keyText = new Map<string, string>();
+  /** canonical key JSON → the record its current value came from (its key text is written back as is). */
+  private readonly versions = new Map<string, Version>();
+  /** canonical key JSON → the tombstone that deleted it; kept only while catching up. */
+  private readonly tombstones = new Map<string, Version>();
+  /** True until the topic has been read to its end (again after a replay from the beginning). */
+  private catchingUp = true;
+  /** Next Kafka offset expected per Kafka partition, to notice a replay from the beginning. */
+  private readonly next = new Map<number, bigint>();
   private started = false;
 
   constructor(options: KafkaOffsetStoreOptions) {
@@ -115,6 +155,7 @@ export class KafkaOffsetStore implements OffsetStore {
       await producer.connect();
       await reader.start();
       await reader.readToEnd(this.readTimeoutMs);
+      this.caughtUp();
     } catch (e) {
       await this.stop();
       throw e;
@@ -159,7 +200,7 @@ export class KafkaOffsetStore implements OffsetStore {
     const messages = entries.map((entry) => {
       const canonicalKey = canonicalJson([connector, entry.partition]);
       return {
-        key: this.keyText.get(canonicalKey) ?? canonicalKey,
+        key: this.versions.get(canonicalKey)?.text ?? canonicalKey,
         value: entry.offset === null ? null : canonicalJson(entry.offset),
       };
     });
@@ -193,18 +234,43 @@ export class KafkaOffsetStore implements OffsetStore {
       this.admin = undefined;
     }
     this.data.clear();
-    this.keyText.clear();
+    this.versions.clear();
+    this.tombstones.clear();
+    this.next.clear();
+    this.catchingUp = true;
+  }
+
+  /**
+   * What the store holds in memory: the live source partitions and their key texts, and the
+   * tombstones remembered while it reads the topic up to its end (none once it has).
+   */
+  sizes(): KafkaOffsetStoreSizes {
+    let partitions = 0;
+    for (const m of this.data.values()) partitions += m.size;
+    return { partitions, keyTexts: this.versions.size, tombstones: this.tombstones.size };
   }
 
   private async readToEnd(): Promise<void> {
     const reader = this.reader;
     if (!this.started || reader === undefined) throw new Error('KafkaOffsetStore is not started');
     await reader.readToEnd(this.readTimeoutMs);
+    this.caughtUp();
+  }
+
+  /** Everything up to the end offsets has been read: tombstones no longer need remembering. */
+  private caughtUp(): void {
+    this.catchingUp = false;
+    this.tombstones.clear();
   }
 
   /** Folds one record of the topic into the in-memory view. */
   private apply(record: TopicRecord): void {
     const where = { topic: record.topic, partition: record.partition, offset: record.offset };
+    const kafkaOffset = BigInt(record.offset);
+    // The reader replays the topic from the beginning if its group is rejoined: remember
+    // tombstones again until it has caught up.
+    if (kafkaOffset < (this.next.get(record.partition) ?? 0n)) this.catchingUp = true;
+    this.next.set(record.partition, kafkaOffset + 1n);
     const keyText = record.key?.toString('utf8');
     const parsed = keyText === undefined ? { error: 'the key is null' } : parseKey(keyText);
     if ('error' in parsed) {
@@ -216,13 +282,25 @@ export class KafkaOffsetStore implements OffsetStore {
     }
     const { connector, partition } = parsed;
     const partitionKey = canonicalJson(partition);
-    this.keyText.set(canonicalJson([connector, partition]), keyText as string);
+    const canonicalKey = canonicalJson([connector, partition]);
+    const version: Version = {
+      text: keyText as string,
+      kafkaPartition: record.partition,
+      kafkaOffset,
+      timestamp: record.timestamp,
+    };
+    const current = this.versions.get(canonicalKey) ?? this.tombstones.get(canonicalKey);
+    if (current !== undefined && !supersedes(version, current)) return;
     let partitions = this.data.get(connector);
     if (record.value === null) {
       partitions?.delete(partitionKey);
       if (partitions?.size === 0) this.data.delete(connector);
+      this.versions.delete(canonicalKey);
+      if (this.catchingUp) this.tombstones.set(canonicalKey, version);
       return;
     }
+    this.tombstones.delete(canonicalKey);
+    this.versions.set(canonicalKey, version);
     const offset = parseOffset(record.value.toString('utf8'));
     if ('error' in offset) {
       this.logger.warn({ ...where, key: keyText }, `Unusable offset value in offsets topic: ${offset.error}`);
@@ -238,6 +316,19 @@ export class KafkaOffsetStore implements OffsetStore {
         : { partition, offset: offset.value },
     );
   }
+}
+
+/**
+ * Whether a record replaces the one that decided a source partition so far: under the same key
+ * text (one Kafka partition) the later offset; under another text the later timestamp, then
+ * the greater key text, so the outcome does not depend on the order Kafka partitions are read.
+ */
+function supersedes(record: Version, current: Version): boolean {
+  if (record.text === current.text && record.kafkaPartition === current.kafkaPartition) {
+    return record.kafkaOffset > current.kafkaOffset;
+  }
+  if (record.timestamp !== current.timestamp) return record.timestamp > current.timestamp;
+  return record.text > current.text;
 }
 
 /** Parses `["<connector>",{partition}]` as Kafka Connect's OffsetUtils.processPartitionKey accepts it. */

@@ -1,7 +1,9 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/api/canonical-json.js';
 import { isTributaryError } from '../../src/api/errors.js';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
+import type { JsonObject } from '../../src/runtime/ports.js';
 import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
 import { consumeAll, describeKafka, startOwnBroker, testKafka, uniqueTopic } from '../helpers/kafka.js';
 
@@ -19,12 +21,47 @@ function captureLogger(): { warnings: Array<{ obj: object; msg: string }>; warn(
   return { warnings, warn: (obj, msg) => warnings.push({ obj, msg }) };
 }
 
-/** Writes records exactly as given, as Kafka Connect's producer would (murmur2 on the key bytes). */
-async function produceRaw(producer: Producer, topic: string, records: Array<[string | null, string | null]>): Promise<void> {
+/** Writes records exactly as given, as Kafka Connect's producer would (murmur2 on the key bytes); optional CreateTime in ms. */
+async function produceRaw(
+  producer: Producer,
+  topic: string,
+  records: Array<[string | null, string | null] | [string | null, string | null, number]>,
+): Promise<void> {
   await producer.sendBatch({
     acks: -1,
-    topicMessages: [{ topic, messages: records.map(([key, value]) => ({ key, value })) }],
+    topicMessages: [
+      {
+        topic,
+        messages: records.map(([key, value, timestamp]) => ({
+          key,
+          value,
+          ...(timestamp === undefined ? {} : { timestamp: String(timestamp) }),
+        })),
+      },
+    ],
   });
+}
+
+/**
+ * Two key texts of one source partition, as Kafka Connect's JsonConverter (schemas.enable=false)
+ * and Tributary write them: JsonConverter keeps the map's iteration order. Checked with
+ * connect-json 4.4.0: a HashMap of {table, server, db} gives {"server":..,"table":..,"db":..};
+ * of {dir, filename}, {"filename":..,"dir":..}.
+ */
+function twoTexts(connector: string, i: number): { java: string; sorted: string; partition: JsonObject } {
+  const kind = i % 2;
+  if (kind === 0) {
+    return {
+      java: `["${connector}",{"server":"s${i}","table":"t","db":"d"}]`,
+      sorted: `["${connector}",{"db":"d","server":"s${i}","table":"t"}]`,
+      partition: { db: 'd', server: `s${i}`, table: 't' },
+    };
+  }
+  return {
+    java: `["${connector}",{"filename":"f${i}","dir":"/x"}]`,
+    sorted: `["${connector}",{"dir":"/x","filename":"f${i}"}]`,
+    partition: { dir: '/x', filename: `f${i}` },
+  };
 }
 
 describeKafka('KafkaOffsetStore', () => {
@@ -187,6 +224,105 @@ describeKafka('KafkaOffsetStore', () => {
     expect(await store.read('bad')).toEqual([{ partition: { p: 1 }, offset: { position: 2 } }]);
     expect(logger.warnings).toHaveLength(1);
   });
+  it('reads the newest of two key texts of one source partition, whatever order they are consumed in, and writes on under it', async () => {
+    const topic = uniqueTopic('offsets');
+    await admin.ensureOffsetsTopic(topic);
+    const t0 = Date.now() - 60_000;
+    const cases = Array.from({ length: 12 }, (_, i) => {
+      const texts = twoTexts('moved', i);
+      // Which text holds the newer value, and which of the two is produced first, both vary.
+      const newer = i % 4 < 2 ? texts.java : texts.sorted;
+      const older = newer === texts.java ? texts.sorted : texts.java;
+      return { ...texts, newer, older, newerFirst: i % 2 === 0 };
+    });
+    const records: Array<[string, string, number]> = [];
+    for (const c of cases) {
+      const pair: Array<[string, string, number]> = [
+        [c.newer, '{"v":"new"}', t0 + 1000],
+        [c.older, '{"v":"old"}', t0],
+      ];
+      records.push(...(c.newerFirst ? pair : pair.reverse()));
+    }
+    await produceRaw(raw, topic, records);
+
+    const store = newStore(topic);
+    await store.start();
+    const read = await store.read('moved');
+    expect(read).toHaveLength(12);
+    for (const c of cases) {
+      expect(read.find((e) => canonicalJson(e.partition) === canonicalJson(c.partition))?.offset).toEqual({ v: 'new' });
+    }
+
+    await store.write(
+      'moved',
+      cases.map((c) => ({ partition: c.partition, offset: { v: 'newest' } })),
+    );
+    const all = await consumeAll(topic, 36, 30_000, kafka);
+    const written = all.filter((r) => r.value?.toString() === '{"v":"newest"}').map((r) => r.key?.toString());
+    expect(written.sort()).toEqual(cases.map((c) => c.newer).sort());
+    // A store reading it all afresh agrees.
+    const again = newStore(topic);
+    await again.start();
+    expect((await again.read('moved')).map((e) => e.offset)).toEqual(Array.from({ length: 12 }, () => ({ v: 'newest' })));
+  }, 60_000);
+
+  it('lets the newer of a value and a tombstone under two key texts win, whatever order they are consumed in', async () => {
+    const topic = uniqueTopic('offsets');
+    await admin.ensureOffsetsTopic(topic);
+    const t0 = Date.now() - 60_000;
+    const records: Array<[string, string | null, number]> = [];
+    const kept: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const texts = twoTexts('tomb', i);
+      const [a, b] = i % 4 < 2 ? [texts.java, texts.sorted] : [texts.sorted, texts.java];
+      if (i % 2 === 0) {
+        // The tombstone is newer: the partition is gone.
+        records.push([b, null, t0 + 1000], [a, '{"v":"old"}', t0]);
+      } else {
+        // The value is newer: a stale tombstone under the other text does not delete it.
+        records.push([a, '{"v":"new"}', t0 + 1000], [b, null, t0]);
+        kept.push(canonicalJson(texts.partition));
+      }
+    }
+    await produceRaw(raw, topic, records);
+    const store = newStore(topic);
+    await store.start();
+    const read = await store.read('tomb');
+    expect(read.map((e) => canonicalJson(e.partition)).sort()).toEqual(kept.sort());
+    expect(read.every((e) => (e.offset as { v: string }).v === 'new')).toBe(true);
+    expect(store.sizes()).toEqual({ partitions: 6, keyTexts: 6, tombstones: 0 });
+  }, 60_000);
+
+  it('holds in memory only live partitions: 100,000 partitions written then deleted leave nothing behind', async () => {
+    const topic = uniqueTopic('offsets');
+    const store = new KafkaOffsetStore({ kafka, topic, admin, logger: captureLogger(), partitions: 3 });
+    stores.push(store);
+    await store.start();
+    const n = 100_000;
+    const batch = 10_000;
+    const partition = (i: number) => ({ file: `/data/in/file-${i}.csv` });
+    for (let from = 0; from < n; from += batch) {
+      await store.write(
+        'files',
+        Array.from({ length: batch }, (_, k) => ({ partition: partition(from + k), offset: { line: from + k } })),
+      );
+    }
+    expect(await store.connectors()).toEqual(['files']);
+    expect(store.sizes()).toEqual({ partitions: n, keyTexts: n, tombstones: 0 });
+    for (let from = 0; from < n; from += batch) {
+      await store.write(
+        'files',
+        Array.from({ length: batch }, (_, k) => ({ partition: partition(from + k), offset: null })),
+      );
+    }
+    expect(await store.connectors()).toEqual([]);
+    expect(store.sizes()).toEqual({ partitions: 0, keyTexts: 0, tombstones: 0 });
+    // A store reading the whole history drops the tombstones once it has read to the end.
+    const fresh = new KafkaOffsetStore({ kafka, topic, admin, logger: captureLogger() });
+    stores.push(fresh);
+    await fresh.start();
+    expect(fresh.sizes()).toEqual({ partitions: 0, keyTexts: 0, tombstones: 0 });
+  }, 180_000);
 });
 
 describeKafka('KafkaOffsetStore with a broker that goes away', () => {

@@ -1,21 +1,47 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
 const root = new URL('../..', import.meta.url).pathname;
+const tsx = join(root, 'node_modules/tsx/dist/loader.mjs');
 
-function startCli(args: string[]): {
+/** A datagen connector config for a CLI run in any folder (`connector.class` is an absolute path). */
+function datagenProperties(maxRecords = 25): string {
+  return [
+    'name=gen',
+    `connector.class=${join(root, 'examples/datagen/src/index.ts')}#DatagenConnector`,
+    'topic=events',
+    'rate=0',
+    `max.records=${maxRecords}`,
+  ].join('\n');
+}
+
+/** Children still running after a test (one that failed midway) are killed. */
+const children = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
+});
+
+function startCli(
+  args: string[],
+  cwd = root,
+): {
   child: ChildProcess;
   stdout: () => string;
   stderr: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: root,
+  const child = spawn(process.execPath, ['--import', tsx, join(root, 'src/cli/main.ts'), ...args], {
+    cwd,
+    // tsx reads the tsconfig of the folder it runs in; the project's maps 'tributary' to src/.
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   let out = '';
   let err = '';
   child.stdout?.on('data', (d) => (out += d));
@@ -262,5 +288,108 @@ describe('tributary standalone on the embedded default', () => {
     await waitFor(() => count() > before, 10_000);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
+  }, 60_000);
+
+  it('refuses an offsets file it cannot write at start: exit 1, a clear error, no record sent', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    await writeFile(join(dir, 'w.properties'), 'listeners=\noffset.storage.file.filename=/proc/x.json\n');
+    await writeFile(join(dir, 'c.properties'), datagenProperties());
+    const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')], dir);
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain('tributary: OFFSET_STORE_UNWRITABLE: Offsets file /proc/x.json cannot be written');
+    expect(run.stdout()).toBe('');
+  }, 30_000);
+
+  it('refuses a second worker on the default offsets file of one folder, naming the file and the pid holding it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    // No offset.storage.file.filename: both use .tributary/offsets.json of the folder they run in.
+    await writeFile(join(dir, 'w.properties'), 'listeners=\n');
+    await writeFile(join(dir, 'c.properties'), datagenProperties(0));
+    const args = ['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')];
+    const first = startCli(args, dir);
+    try {
+      await waitFor(() => first.stderr().includes('"event":"task.started"'), 20_000);
+      const second = startCli(args, dir);
+      expect(await second.exited).toBe(1);
+      const file = join(dir, '.tributary', 'offsets.json');
+      expect(second.stderr()).toContain(
+        `tributary: OFFSET_STORE_LOCKED: Offsets file ${file} is in use by process ${first.child.pid} on `,
+      );
+      expect(second.stdout()).toBe('');
+    } finally {
+      first.child.kill('SIGTERM');
+    }
+    expect(await first.exited).toBe(0);
+    // The first released its lock on the way out; a killed one leaves a stale lock the next run takes over.
+    expect(await readdir(join(dir, '.tributary'))).toEqual(['offsets.json']);
+    const killed = startCli(args, dir);
+    await waitFor(() => killed.stderr().includes('"event":"task.started"'), 20_000);
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    expect((await readdir(join(dir, '.tributary'))).sort()).toEqual(['offsets.json', 'offsets.json.lock']);
+    const after = startCli(args, dir);
+    await waitFor(() => after.stderr().includes('"event":"task.started"'), 20_000);
+    after.child.kill('SIGTERM');
+    expect(await after.exited).toBe(0);
+  }, 90_000);
+
+  it('stops gracefully, releasing its lock, on a SIGTERM that comes while it starts', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    await writeFile(join(dir, 'w.properties'), 'listeners=\n');
+    // A connector whose start() takes a while, as one connecting to its source would.
+    await writeFile(
+      join(dir, 'slow.ts'),
+      [
+        `import { DatagenConnector } from ${JSON.stringify(join(root, 'examples/datagen/src/index.ts'))};`,
+        'export class SlowConnector extends DatagenConnector {',
+        '  override async start(...args: Parameters<DatagenConnector["start"]>): Promise<void> {',
+        "    process.stderr.write('slow connector starting\\n');",
+        '    await new Promise((r) => setTimeout(r, 3000));',
+        '    return super.start(...args);',
+        '  }',
+        '}',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'c.properties'),
+      datagenProperties(0).replace(/connector\.class=.*/, `connector.class=${join(dir, 'slow.ts')}#SlowConnector`),
+    );
+    const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')], dir);
+    await waitFor(() => run.stderr().includes('slow connector starting'), 20_000);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(run.stderr()).toContain('"event":"worker.stopped"');
+    expect(await readdir(join(dir, '.tributary'))).toEqual(['offsets.json']);
+  }, 30_000);
+
+  it('exits non-zero with an ERROR when the final offset flush fails', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    const folder = join(dir, 'state');
+    await mkdir(folder);
+    await writeFile(
+      join(dir, 'w.properties'),
+      `listeners=\noffset.storage.file.filename=${join(folder, 'offsets.json')}\noffset.flush.interval.ms=600000\n`,
+    );
+    await writeFile(join(dir, 'c.properties'), datagenProperties());
+    const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')], dir);
+    await waitFor(() => run.stdout().trim().split('\n').length >= 25, 20_000);
+    // A file where the folder was: writes fail, as root too (chmod alone would not stop root).
+    await rm(folder, { recursive: true });
+    await writeFile(folder, 'not a folder');
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(1);
+    const errors = run
+      .stderr()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.event === 'offsets.flush.final.failed');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].level).toBe(50); // pino's ERROR
+    expect(errors[0].msg).toContain('Final offset flush of task gen-0 failed');
+    expect(run.stderr()).toContain(
+      'tributary: stop failed: OFFSET_FLUSH_FAILED: The final offset flush failed for task(s) gen-0',
+    );
+    expect(run.stderr()).not.toContain('retrying at the next flush');
   }, 60_000);
 });

@@ -1,15 +1,50 @@
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { takeOverStaleLock } from '../../src/storage/file-lock.js';
 import { FileOffsetStore } from '../../src/storage/file-offset-store.js';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'tributary-offsets-'));
 
+const started: FileOffsetStore[] = [];
+/** A store that afterEach stops (and so unlocks). */
+function store(file: string): FileOffsetStore {
+  const s = new FileOffsetStore(file);
+  started.push(s);
+  return s;
+}
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((s) => s.stop()));
+});
+
+/** A lock file's text for `pid`, in this process's host, PID namespace and boot unless told otherwise. */
+function lockText(pid: number, other: { pidNamespace?: string; bootId?: string } = {}): string {
+  const read = (f: string, link = false) => (link ? readlinkSync(f) : readFileSync(f, 'utf8').trim());
+  return `${JSON.stringify({
+    pid,
+    hostname: hostname(),
+    since: '2026-01-01T00:00:00.000Z',
+    pidNamespace: other.pidNamespace ?? read('/proc/self/ns/pid', true),
+    bootId: other.bootId ?? read('/proc/sys/kernel/random/boot_id'),
+  })}\n`;
+}
+
+/** The pid of a process that has exited. */
+function deadPid(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('exit', () => resolve(child.pid as number));
+  });
+}
+
 describe('FileOffsetStore', () => {
   it('persists offsets across instances, and a null offset removes the partition', async () => {
     const file = join(await tmp(), 'nested', 'offsets.json');
-    const a = new FileOffsetStore(file);
+    const a = store(file);
     await a.start();
     await a.write('c1', [
       { partition: { file: 'x' }, offset: { position: 10 } },
@@ -17,7 +52,8 @@ describe('FileOffsetStore', () => {
     ]);
     await a.write('c1', [{ partition: { file: 'y' }, offset: null }]);
     await a.write('c2', [{ partition: { z: 1 }, offset: { n: 1 } }]);
-    const b = new FileOffsetStore(file);
+    await a.stop();
+    const b = store(file);
     await b.start();
     expect(await b.read('c1')).toEqual([{ partition: { file: 'x' }, offset: { position: 10 } }]);
     expect((await b.connectors()).sort()).toEqual(['c1', 'c2']);
@@ -26,9 +62,10 @@ describe('FileOffsetStore', () => {
   it('replaces the file atomically, leaving no temporary file behind', async () => {
     const dir = await tmp();
     const file = join(dir, 'offsets.json');
-    const store = new FileOffsetStore(file);
-    await store.start();
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.write('c', [{ partition: { p: i % 3 }, offset: { n: i } }])));
+    const s = store(file);
+    await s.start();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => s.write('c', [{ partition: { p: i % 3 }, offset: { n: i } }])));
+    await s.stop();
     expect(await readdir(dir)).toEqual(['offsets.json']);
     const doc = JSON.parse(await readFile(file, 'utf8'));
     expect(doc.format).toBe('tributary-offsets/1');
@@ -38,22 +75,152 @@ describe('FileOffsetStore', () => {
   it('refuses a corrupt file with an error naming the file, and leaves it untouched', async () => {
     const file = join(await tmp(), 'offsets.json');
     await writeFile(file, '{"format": "tributary-offsets/1", "connectors": {"c": [{"partition": 1}]}}');
-    const store = new FileOffsetStore(file);
-    await expect(store.start()).rejects.toMatchObject({
+    await expect(store(file).start()).rejects.toMatchObject({
       code: 'OFFSET_STORE_CORRUPT',
       message: expect.stringContaining(`Offsets file ${file} is corrupt: connectors.c[0] needs "partition" and "offset" objects`),
     });
     await writeFile(file, 'not json');
-    await expect(new FileOffsetStore(file).start()).rejects.toThrow(/is corrupt: not JSON/);
+    await expect(store(file).start()).rejects.toThrow(/is corrupt: not JSON/);
     expect(await readFile(file, 'utf8')).toBe('not json');
   });
 
   it('keeps its previous content when a write fails', async () => {
     const dir = await tmp();
-    const store = new FileOffsetStore(join(dir, 'missing-dir-is-a-file', 'offsets.json'));
-    await store.start();
-    await writeFile(join(dir, 'missing-dir-is-a-file'), 'a file where a folder should be');
-    await expect(store.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }])).rejects.toThrow();
-    expect(await store.read('c')).toEqual([]);
+    const s = store(join(dir, 'replaced', 'offsets.json'));
+    await s.start();
+    await s.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }]);
+    // Works as root too: a file where the folder was cannot be written into.
+    await rm(join(dir, 'replaced'), { recursive: true });
+    await writeFile(join(dir, 'replaced'), 'a file where a folder should be');
+    await expect(s.write('c', [{ partition: { p: 1 }, offset: { n: 2 } }])).rejects.toThrow();
+    expect(await s.read('c')).toEqual([{ partition: { p: 1 }, offset: { n: 1 } }]);
+  });
+
+  it('refuses to start a second store on the same file, naming the file and the process that holds it', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const first = store(file);
+    await first.start();
+    const error = await store(file)
+      .start()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toMatchObject({ code: 'OFFSET_STORE_LOCKED' });
+    expect((error as Error).message).toContain(`Offsets file ${file} is in use by this process (pid ${process.pid})`);
+    expect((error as Error).message).toContain(`remove ${file}.lock`);
+    // The refused store left the first one's lock in place, and the first still writes.
+    await first.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }]);
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname() });
+    await first.stop();
+    await expect(readdir(join(file, '..'))).resolves.toEqual(['offsets.json']);
+    const second = store(file);
+    await second.start();
+    expect(await second.read('c')).toEqual([{ partition: { p: 1 }, offset: { n: 1 } }]);
+  });
+
+  it('refuses a file locked by another live process, with its pid and host in the error', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      const pid = holder.pid as number;
+      await writeFile(`${file}.lock`, lockText(pid));
+      await expect(store(file).start()).rejects.toMatchObject({
+        code: 'OFFSET_STORE_LOCKED',
+        message: expect.stringContaining(
+          `Offsets file ${file} is in use by process ${pid} on ${hostname()} since 2026-01-01T00:00:00.000Z`,
+        ),
+      });
+      await expect(readdir(join(file, '..'))).resolves.toEqual(['offsets.json.lock']);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const pid = await deadPid();
+    await writeFile(`${file}.lock`, lockText(pid));
+    const s = store(file);
+    await s.start();
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+    await s.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }]);
+    await s.stop();
+    expect(await readdir(join(file, '..'))).toEqual(['offsets.json']);
+  });
+
+  it('lets exactly one of several stores starting at once take over a stale lock', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    await writeFile(`${file}.lock`, lockText(await deadPid()));
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => store(file).start()));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    for (const o of outcomes) {
+      if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'OFFSET_STORE_LOCKED' });
+    }
+    expect((await readdir(join(file, '..'))).sort()).toEqual(['offsets.json', 'offsets.json.lock']);
+  });
+
+  it('does not remove a lock another process took over after this one judged the old lock stale', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const stale = lockText(await deadPid());
+    await writeFile(`${file}.lock`, stale);
+    // Process A takes the stale lock over...
+    const a = store(file);
+    await a.start();
+    const taken = await readFile(`${file}.lock`, 'utf8');
+    // ...then process B, which read the same stale lock before, goes on with its takeover.
+    await takeOverStaleLock(`${file}.lock`, stale);
+    expect(await readFile(`${file}.lock`, 'utf8')).toBe(taken);
+    await expect(store(file).start()).rejects.toMatchObject({ code: 'OFFSET_STORE_LOCKED' });
+  });
+
+  it('takes over a lock from an earlier boot, even when its pid is in use again', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    await writeFile(`${file}.lock`, lockText(process.ppid, { bootId: '00000000-0000-0000-0000-000000000000' }));
+    const s = store(file);
+    await s.start();
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+  });
+
+  it('refuses a lock from another PID namespace (another container), whose pid cannot be checked', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const pid = await deadPid();
+    await writeFile(`${file}.lock`, lockText(pid, { pidNamespace: 'pid:[1]' }));
+    await expect(store(file).start()).rejects.toMatchObject({
+      code: 'OFFSET_STORE_LOCKED',
+      message: expect.stringContaining(
+        `is in use by process ${pid} on ${hostname()} since 2026-01-01T00:00:00.000Z (in another PID namespace`,
+      ),
+    });
+  });
+
+  it('gives every write its own temporary file, so two stores of one process never fail on each other', async () => {
+    // Two stores on one file are refused by the lock; remove it to make them write at once anyway.
+    const file = join(await tmp(), 'offsets.json');
+    const a = store(file);
+    await a.start();
+    await rm(`${file}.lock`);
+    const b = store(file);
+    await b.start();
+    const writes = Array.from({ length: 20 }, (_, i) =>
+      (i % 2 ? a : b).write(`c${i % 2}`, [{ partition: { p: i }, offset: { n: i } }]),
+    );
+    const outcomes = await Promise.allSettled(writes);
+    expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+  });
+
+  it('fails at start, before anything is written, when the file cannot be written', async () => {
+    const dir = await tmp();
+    await writeFile(join(dir, 'not-a-folder'), 'x');
+    for (const file of ['/proc/x.json', join(dir, 'not-a-folder', 'offsets.json')]) {
+      const error = await store(file)
+        .start()
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(error).toMatchObject({ code: 'OFFSET_STORE_UNWRITABLE' });
+      expect((error as Error).message).toContain(`Offsets file ${file} cannot be written`);
+    }
   });
 });

@@ -379,4 +379,58 @@ describe('Worker.stop', () => {
     expect({ closes, storeStops }).toEqual({ closes: 1, storeStops: 1 });
     expect(w.connectorNames()).toEqual([]);
   });
+
+  /** A memory store whose writes fail once `broken` is set, as a disk that went away would. */
+  class BreakableStore extends MemoryOffsetStore {
+    broken = false;
+    override async write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
+      if (this.broken) throw new Error('EROFS: read-only file system');
+      await super.write(connector, entries);
+    }
+  }
+
+  function recordingLogger() {
+    const lines: Array<{ level: string; fields: object; message?: string }> = [];
+    const logger = {
+      debug: (fields: object, message?: string) => lines.push({ level: 'debug', fields, message }),
+      info: (fields: object, message?: string) => lines.push({ level: 'info', fields, message }),
+      warn: (fields: object, message?: string) => lines.push({ level: 'warn', fields, message }),
+      error: (fields: object, message?: string) => lines.push({ level: 'error', fields, message }),
+      child: () => logger,
+    };
+    return { lines, logger };
+  }
+
+  it('stops everything, logs an ERROR and rejects naming the task when a final offset flush fails', async () => {
+    const store = new BreakableStore();
+    const { lines, logger } = recordingLogger();
+    const { w, sender } = worker(store, { logger, config: { 'offset.flush.interval.ms': '600000' } });
+    await w.start();
+    await w.createConnector('gen', config());
+    await until(() => sender.sent.length === 5, 'five records');
+    store.broken = true;
+    const error = await w.stop().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'OFFSET_FLUSH_FAILED', retriable: false });
+    expect((error as Error).message).toContain('The final offset flush failed for task(s) gen-0');
+    expect((error as Error).message).toContain('EROFS: read-only file system');
+    const final = lines.find((l) => (l.fields as { event?: string }).event === 'offsets.flush.final.failed');
+    expect(final?.level).toBe('error');
+    expect(final?.message).toContain('Final offset flush of task gen-0 failed');
+    expect(final?.message).not.toContain('retrying');
+    expect(lines.some((l) => l.level === 'warn' && String(l.message).includes('retrying at the next flush'))).toBe(false);
+    expect(w.connectorNames()).toEqual([]);
+    expect(await store.read('gen')).toEqual([]);
+  });
+
+  it('resolves when the final offset flush succeeds', async () => {
+    const { w, store, sender } = worker(new BreakableStore(), { config: { 'offset.flush.interval.ms': '600000' } });
+    await w.start();
+    await w.createConnector('gen', config());
+    await until(() => sender.sent.length === 5, 'five records');
+    await w.stop();
+    expect(await store.read('gen')).toEqual([at(5)]);
+  });
 });
