@@ -164,6 +164,9 @@ export function librdkafkaConfig(bootstrapServers: string, c: ResolvedProducerCo
     'retry.backoff.max.ms': c.retryBackoffMaxMs,
     'metadata.max.age.ms': c.metadataMaxAgeMs,
     'queue.buffering.max.messages': 200_000,
+    // Java's and the kafkajs sender's placement of keyed records (librdkafka's default is CRC32):
+    // switching sender= or moving from Kafka Connect keeps each key in its partition.
+    partitioner: 'murmur2_random',
   };
 }
 
