@@ -91,6 +91,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       return {
         send: (r, cb) => wrapped.send(r, cb),
         flush: () => wrapped.flush(),
+        onStall: (listener) => wrapped.onStall?.(listener),
         close: async () => {
           senders.delete(wrapped);
           await wrapped.close();
