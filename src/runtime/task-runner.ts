@@ -6,15 +6,7 @@ import { type Logger, silentLogger } from '../api/logger.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import type { OffsetReader, SourceTask, SourceTaskContext } from '../api/source-task.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
-import type {
-  JsonObject,
-  OffsetEntry,
-  OffsetStore,
-  OutgoingRecord,
-  RecordMetadata,
-  RecordSender,
-  SenderStall,
-} from './ports.js';
+import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender, SenderStall } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
 import type { TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
