@@ -881,8 +881,8 @@ export class KafkajsSender implements RecordSender {
       'SEND_FAILED',
       `Could not write ${what}: gave up after ${now - batch.createdAt} ms and ${batch.requests} request(s) because ${why}; ` +
         `last error: ${detail}. Check that the brokers in bootstrap.servers are up and reachable from this worker ` +
-        'and that every partition has a leader (and enough in-sync replicas for acks=all); raise delivery.timeout.ms ' +
-        'to ride out longer outages.',
+        'and that every partition has a leader (and enough in-sync replicas for acks=all); raise delivery.timeout.ms, ' +
+        'or leave it unset to retry until the brokers answer, to ride out longer outages.',
       { cause },
     );
   }
