@@ -65,6 +65,13 @@ export interface RecordSender {
    * {@link SenderStall} when records stop being acknowledged (within about
    * `request.timeout.ms`, sooner on a connection error), again every few seconds while that
    * lasts, and with `undefined` once records are acknowledged again or none wait any more.
+   *
+   * @example
+   * ```ts
+   * sender.onStall?.((stall) => {
+   *   if (stall) console.warn(`Kafka unreachable for ${stall.durationMs} ms: ${stall.reason}`);
+   * });
+   * ```
    */
   onStall?(listener: (stall: SenderStall | undefined) => void): void;
 }
