@@ -171,8 +171,7 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  * - errors that are not transient (record too large, not authorised, invalid topic) fail the
  *   batch at once;
  * - no kafkajs promise is left without a handler. kafkajs can still reject promises of its own
- *   that no one holds (tulios/kafkajs#1686); see {@link installKafkajsRejectionGuard}.
- *
+ *   that no one holds (tulios/kafkajs#1686); see {@link installKafkajsRejectionGuard};
  * - with idempotence on, after the sender gives up on a batch it has sent (its outcome is then
  *   unknown: the broker may have written it), no later record goes out on that producer.
  *   kafkajs rolls a failed request's sequence numbers back, so the producer's next batch to the
@@ -183,7 +182,7 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  *   Kafka answers, however long it is away; memory stays bounded because the caller's in-flight
  *   bound stops it sending more. {@link onStall} listeners hear when Kafka stops answering
  *   (within about `request.timeout.ms`, sooner on a connection error), every few seconds while
- *   it lasts, and when it answers again;
+ *   it lasts, and when it answers again.
  *
  * Known limits: kafkajs retries a call {@link KAFKAJS_RETRIES_PER_CALL} times before the sender
  * takes over, so kafkajs logs once per producer that limiting retries "may invalidate EoS
@@ -398,6 +397,8 @@ export class KafkajsSender implements RecordSender {
   private async shutDown(): Promise<void> {
     const wasConnecting = this.lifecycle !== 'idle';
     this.lifecycle = 'closed';
+    // Taken before seal(), which detaches it: its records must be called back too.
+    const open = this.open;
     this.seal();
     if (this.backoffTimer !== undefined) {
       clearTimeout(this.backoffTimer);
@@ -409,7 +410,6 @@ export class KafkajsSender implements RecordSender {
     }
     this.wakeReplacement?.();
     this.wakeReplacement = undefined;
-    const open = this.open;
     const pending = [...this.window, ...this.ready];
     if (open !== undefined) pending.push(open);
     this.window = [];
@@ -646,6 +646,7 @@ export class KafkajsSender implements RecordSender {
             resolve();
           }, delay);
         });
+        if (this.lifecycle !== 'connected') return;
       }
     }
     // Closed while connecting: close() disconnects whichever producer is current.

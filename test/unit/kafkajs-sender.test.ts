@@ -441,6 +441,24 @@ describe('KafkajsSender after giving up, and during outages', () => {
     expect(fake.calls).toHaveLength(1);
   });
 
+  it('close() while the fresh producer cannot connect fails the held records and stops trying', async () => {
+    const { fake, sender, send, outcomes } = await setup();
+    send(record('a'));
+    await vi.advanceTimersByTimeAsync(5);
+    fake.connectErrors.push(...Array.from({ length: 100 }, () => retriesExceeded()));
+    fake.fail(messageTooLarge());
+    send(record('b'));
+    await vi.advanceTimersByTimeAsync(3000);
+    const producers = fake.producers;
+    expect(producers).toBeGreaterThan(2);
+    await sender.close();
+    expect(outcomes[1]?.calls).toBe(1);
+    expect(outcomes[1]?.error?.message).toContain('closed before 1 record(s)');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(fake.producers).toBe(producers);
+    expect(fake.calls).toHaveLength(1);
+  });
+
   it('retries a batch in order until Kafka answers when delivery.timeout.ms is not set, however long the outage', async () => {
     const { fake, send, outcomes } = await setup();
     send(record('a', { partition: 0 }));
@@ -691,6 +709,19 @@ describe('KafkajsSender flush and close', () => {
     await expect(sender.flush()).resolves.toBeUndefined();
     await sender.close();
     expect(fake.disconnects).toBe(1);
+  });
+
+  it('close() also fails the records of the batch still filling, and a flush() waiting for them resolves', async () => {
+    const { fake, sender, send, outcomes } = await setup({ 'linger.ms': '1000' });
+    send(record('in flight'));
+    await vi.advanceTimersByTimeAsync(1000);
+    send(record('filling')); // waits for the slot, in the open batch
+    const flushed = sender.flush();
+    expect(fake.calls).toHaveLength(1);
+    await sender.close();
+    expect(outcomes.map((o) => o.calls)).toEqual([1, 1]);
+    expect(outcomes[1]?.error?.message).toMatch(/closed before 1 record\(s\)/);
+    await expect(flushed).resolves.toBeUndefined();
   });
 
   it('close() after flush() has nothing to fail', async () => {
