@@ -88,6 +88,9 @@ export class LibrdkafkaSender implements RecordSender {
   private stalled: { since: number; reportedAt: number } | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Callbacks of records handed to librdkafka and not reported yet, by the id passed as opaque. */
+  private readonly unreported = new Map<number, SendCallback>();
+  private nextId = 0;
 
   constructor(
     private readonly producer: RdkafkaProducerLike,
@@ -137,16 +140,31 @@ export class LibrdkafkaSender implements RecordSender {
     await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
+  /**
+   * Waits up to 5 s for librdkafka to deliver what it holds, disconnects, then fails every
+   * record still not reported ("may or may not have been written"), so each callback runs once.
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.watchTimer !== undefined) clearTimeout(this.watchTimer);
     this.watchTimer = undefined;
     await new Promise<void>((resolve) => this.producer.flush(5_000, () => resolve()));
     await new Promise<void>((resolve) => this.producer.disconnect(() => resolve()));
+    const left = [...this.unreported.values(), ...this.backlog.map(([, onDone]) => onDone)];
+    this.unreported.clear();
+    this.backlog = [];
+    this.outstanding = 0;
+    const error = new TributaryError(
+      'SEND_FAILED',
+      `The librdkafka producer was closed before ${left.length} record(s) were acknowledged; they may or may not have been written. Call flush() before close() to wait for them.`,
+    );
+    for (const onDone of left) onDone(error, undefined);
+    for (const wake of this.idle.splice(0)) wake();
   }
 
   /** Hands one record to librdkafka; false when its queue is full. */
   private produce(record: OutgoingRecord, onDone: SendCallback): boolean {
+    const id = this.nextId++;
     try {
       this.producer.produce(
         record.topic,
@@ -154,9 +172,10 @@ export class LibrdkafkaSender implements RecordSender {
         record.value,
         record.key,
         record.timestamp ?? null,
-        onDone,
+        id,
         record.headers ? Object.entries(record.headers).map(([k, v]) => ({ [k]: v })) : undefined,
       );
+      this.unreported.set(id, onDone);
       return true;
     } catch (e) {
       if ((e as { code?: number }).code === QUEUE_FULL) return false;
@@ -172,7 +191,11 @@ export class LibrdkafkaSender implements RecordSender {
   }
 
   private delivered(error: Error | null, report: RdkafkaDeliveryReport): void {
-    const onDone = report.opaque as SendCallback;
+    const id = report.opaque as number;
+    const onDone = this.unreported.get(id);
+    // Already failed by close(): a report librdkafka delivers later changes nothing.
+    if (onDone === undefined) return;
+    this.unreported.delete(id);
     this.outstanding--;
     this.lastProgress = Date.now();
     if (!error && this.stalled !== undefined) this.unstall();

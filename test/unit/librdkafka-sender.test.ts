@@ -71,6 +71,29 @@ describe('LibrdkafkaSender', () => {
     ]);
   });
 
+  it('close() fails the records librdkafka did not report, once each, and ignores reports that come later', async () => {
+    const fake = new FakeProducer(1);
+    const sender = new LibrdkafkaSender(fake);
+    const outcomes: Array<Error | undefined> = [];
+    const calls = [0, 0];
+    for (const i of [0, 1]) {
+      sender.send({ topic: 't', key: null, value: null }, (e) => {
+        calls[i] = (calls[i] ?? 0) + 1;
+        outcomes[i] = e;
+      });
+    }
+    const flushed = sender.flush();
+    await sender.close();
+    expect(calls).toEqual([1, 1]);
+    expect(outcomes.map((e) => e?.message)).toEqual([
+      expect.stringContaining('closed before 2 record(s) were acknowledged'),
+      expect.stringContaining('closed before 2 record(s) were acknowledged'),
+    ]);
+    await flushed;
+    fake.deliver();
+    expect(calls).toEqual([1, 1]);
+  });
+
   it("maps the producer settings to librdkafka's names", () => {
     const c = librdkafkaConfig(
       'b:9092',
