@@ -287,7 +287,10 @@ export class TaskRunner<P, O, C> {
 
   private heartbeats(): Observable<unknown> {
     return interval(this.settings.heartbeatIntervalMs, this.clock.scheduler).pipe(
-      filter(() => this.status.state === 'RUNNING' && !this.stopping),
+      // At the in-flight bound (Kafka slow or away) a tick is skipped too, as a poll round would
+      // be: memory stays bounded however long the outage, and nothing is lost, since the next
+      // heartbeat after it carries the fresher offset.
+      filter(() => this.status.state === 'RUNNING' && !this.stopping && this.submitted.inFlight < this.settings.maxInFlight),
       // A tick that comes while the previous call is still running is dropped, not queued.
       exhaustMap(() =>
         defer(() => this.task.produceHeartbeatRecords()).pipe(
