@@ -83,6 +83,9 @@ export class LibrdkafkaSender implements RecordSender {
   private readonly stallListeners: Array<(stall: SenderStall | undefined) => void> = [];
   /** `Date.now()` at the last delivery report, or when records started to wait. */
   private lastProgress = 0;
+  /** Delivery reports so far; the watch timer turns a change into {@link lastProgress} (no clock read per record). */
+  private reports = 0;
+  private reportsSeen = 0;
   /** The last error librdkafka reported outside a record. */
   private lastError: string | undefined;
   private stalled: { since: number; reportedAt: number } | undefined;
@@ -197,7 +200,7 @@ export class LibrdkafkaSender implements RecordSender {
     if (onDone === undefined) return;
     this.unreported.delete(id);
     this.outstanding--;
-    this.lastProgress = Date.now();
+    this.reports++;
     if (!error && this.stalled !== undefined) this.unstall();
     if (error) {
       onDone(
@@ -242,6 +245,10 @@ export class LibrdkafkaSender implements RecordSender {
     this.watchTimer = undefined;
     if (this.closed || this.outstanding === 0) return;
     const now = Date.now();
+    if (this.reports !== this.reportsSeen) {
+      this.reportsSeen = this.reports;
+      this.lastProgress = now;
+    }
     const stalled = this.stalled;
     if (stalled === undefined) {
       if (now - this.lastProgress >= this.stallAfterMs) this.stall(now);
