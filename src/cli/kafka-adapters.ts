@@ -129,6 +129,14 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
           kafka: client,
           config: producer,
           onAsyncError: (err) => logger.warn({ connector, task: taskId, err }, 'producer error outside any record'),
+          onEvent: (event) => {
+            if (event.type === 'producer-replaced') {
+              logger.warn(
+                { connector, task: taskId, event: 'producer.replaced', attempts: event.attempts },
+                'replaced the Kafka producer (new producer id) after giving up on a batch that may have been written',
+              );
+            }
+          },
         });
         await kafkajs.connect();
         sender = kafkajs;
@@ -139,6 +147,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       return {
         send: (r, cb) => wrapped.send(r, cb),
         flush: () => wrapped.flush(),
+        onStall: (listener) => wrapped.onStall?.(listener),
         close: async () => {
           senders.delete(wrapped);
           await wrapped.close();

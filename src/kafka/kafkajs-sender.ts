@@ -8,7 +8,7 @@ import {
   type TopicMessages,
 } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
-import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback } from '../runtime/ports.js';
+import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
 import { attemptsIn, isRetriableSendError } from './kafkajs-errors.js';
 import { kafkajsClientOptions, type ResolvedProducerConfig } from './producer-config.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
@@ -54,6 +54,17 @@ export type KafkajsSenderEvent =
       readonly topics: readonly string[];
       readonly records: number;
       readonly error: TributaryError;
+    }
+  | {
+      /**
+       * After the sender gave up on a batch that may have been written (idempotence on), it
+       * replaced its producer with a fresh one (a new producer id) before sending anything
+       * else: kafkajs had rolled that batch's sequence numbers back, and the old producer's next
+       * batch could have been taken by the broker for a duplicate of it.
+       */
+      readonly type: 'producer-replaced';
+      /** Connection attempts the fresh producer needed. */
+      readonly attempts: number;
     };
 
 /** Options of {@link KafkajsSender}. */
@@ -74,6 +85,10 @@ export interface KafkajsSenderOptions {
  * control (and checks its deadline) every few seconds during an outage.
  */
 const KAFKAJS_RETRIES_PER_CALL = 5;
+/** How often, in ms, the sender checks for unanswered requests while records wait, and re-reports a stall. */
+const WATCH_INTERVAL_MS = 1000;
+/** How often, in ms, a lasting stall is reported again (with its duration). */
+const STALL_REPORT_INTERVAL_MS = 5000;
 /** How many topic names an error message lists before "and N more". */
 const TOPICS_IN_MESSAGES = 5;
 
@@ -119,6 +134,8 @@ interface Batch {
   resends: number;
   /** `completions` when the batch was last dispatched: batches completed later overlapped it. */
   dispatchedAfter: number;
+  /** `Date.now()` when the batch was last dispatched. */
+  dispatchedAt: number;
   /** Where the records landed, once acknowledged. */
   offsets: Map<string, TopicOffsets> | undefined;
   error: TributaryError | undefined;
@@ -154,7 +171,18 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  * - errors that are not transient (record too large, not authorised, invalid topic) fail the
  *   batch at once;
  * - no kafkajs promise is left without a handler. kafkajs can still reject promises of its own
- *   that no one holds (tulios/kafkajs#1686); see {@link installKafkajsRejectionGuard}.
+ *   that no one holds (tulios/kafkajs#1686); see {@link installKafkajsRejectionGuard};
+ * - with idempotence on, after the sender gives up on a batch it has sent (its outcome is then
+ *   unknown: the broker may have written it), no later record goes out on that producer.
+ *   kafkajs rolls a failed request's sequence numbers back, so the producer's next batch to the
+ *   partition would reuse them and, with the same record count, be answered by the broker as a
+ *   duplicate of the given-up one, with that one's offsets, without being written. Later batches
+ *   wait until a fresh producer (new producer id) is connected, then go out on it;
+ * - `delivery.timeout.ms` unset (the default): transient failures are retried in order until
+ *   Kafka answers, however long it is away; memory stays bounded because the caller's in-flight
+ *   bound stops it sending more. {@link onStall} listeners hear when Kafka stops answering
+ *   (within about `request.timeout.ms`, sooner on a connection error), every few seconds while
+ *   it lasts, and when it answers again.
  *
  * Known limits: kafkajs retries a call {@link KAFKAJS_RETRIES_PER_CALL} times before the sender
  * takes over, so kafkajs logs once per producer that limiting retries "may invalidate EoS
@@ -180,7 +208,9 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  * ```
  */
 export class KafkajsSender implements RecordSender {
-  private readonly producer: KafkajsProducerLike;
+  private readonly kafka: KafkajsLike;
+  private readonly producerOptions: ProducerConfig;
+  private producer: KafkajsProducerLike;
   private readonly config: ResolvedProducerConfig;
   private readonly compression: CompressionTypes;
   private readonly onAsyncError: (error: Error) => void;
@@ -210,6 +240,17 @@ export class KafkajsSender implements RecordSender {
    */
   private readonly lastBase = new Map<string, { base: number; at: number }>();
   private flushWaiters: { target: number; resolve: () => void }[] = [];
+  /**
+   * `wanted` after giving up on a sent batch of an idempotent producer: nothing is dispatched
+   * until `running` has replaced the producer (see {@link replaceProducer}).
+   */
+  private replacement: 'none' | 'wanted' | 'running' = 'none';
+  private readonly stallListeners: Array<(stall: SenderStall | undefined) => void> = [];
+  /** While records wait without acknowledgements: since when, and the last symptom. */
+  private stalled: { since: number; reason: string; reportedAt: number } | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
+  /** Ends the back-off between connection attempts of a fresh producer (on close). */
+  private wakeReplacement: (() => void) | undefined;
 
   /**
    * Makes the producer (not yet connected; see {@link connect}).
@@ -222,7 +263,8 @@ export class KafkajsSender implements RecordSender {
     this.compression = (config.compression === 'gzip' ? 1 : 0) as CompressionTypes;
     this.onAsyncError = options.onAsyncError ?? (() => {});
     this.onEvent = options.onEvent;
-    this.producer = options.kafka.producer({
+    this.kafka = options.kafka;
+    this.producerOptions = {
       createPartitioner: retryStablePartitioner,
       idempotent: config.idempotent,
       maxInFlightRequests: config.maxInFlight,
@@ -236,12 +278,24 @@ export class KafkajsSender implements RecordSender {
         multiplier: 2,
         factor: 0.2,
       },
-    });
+    };
+    this.producer = this.kafka.producer(this.producerOptions);
   }
 
   /** Records handed to `send` whose callback has not run yet. */
   get pending(): number {
     return this.accepted - this.completed;
+  }
+
+  /**
+   * Registers a listener for stalls: called with a {@link SenderStall} when Kafka stops
+   * acknowledging the records that wait (a sender-level re-send, or a request unanswered for
+   * `request.timeout.ms`), again every few seconds while that lasts, and with `undefined` once a
+   * batch is acknowledged again or no record waits any more. A throwing listener goes to
+   * `onAsyncError`.
+   */
+  onStall(listener: (stall: SenderStall | undefined) => void): void {
+    this.stallListeners.push(listener);
   }
 
   /**
@@ -343,12 +397,19 @@ export class KafkajsSender implements RecordSender {
   private async shutDown(): Promise<void> {
     const wasConnecting = this.lifecycle !== 'idle';
     this.lifecycle = 'closed';
+    // Taken before seal(), which detaches it: its records must be called back too.
+    const open = this.open;
     this.seal();
     if (this.backoffTimer !== undefined) {
       clearTimeout(this.backoffTimer);
       this.backoffTimer = undefined;
     }
-    const open = this.open;
+    if (this.watchTimer !== undefined) {
+      clearTimeout(this.watchTimer);
+      this.watchTimer = undefined;
+    }
+    this.wakeReplacement?.();
+    this.wakeReplacement = undefined;
     const pending = [...this.window, ...this.ready];
     if (open !== undefined) pending.push(open);
     this.window = [];
@@ -416,6 +477,10 @@ export class KafkajsSender implements RecordSender {
       if (this.outstanding > 0) return;
       this.settling = false;
     }
+    if (this.replacement !== 'none') {
+      if (this.replacement === 'wanted' && this.outstanding === 0) void this.replaceProducer();
+      return;
+    }
     while (this.outstanding < this.config.maxInFlight) {
       let batch = this.ready.shift();
       if (batch === undefined) {
@@ -437,8 +502,10 @@ export class KafkajsSender implements RecordSender {
     batch.state = 'inflight';
     const attempt = ++batch.attempt;
     batch.dispatchedAfter = this.completions;
+    batch.dispatchedAt = Date.now();
     this.window.push(batch);
     this.outstanding++;
+    this.watch();
     let sending: Promise<KafkajsRecordMetadata[]>;
     try {
       sending = this.producer.sendBatch({
@@ -466,6 +533,7 @@ export class KafkajsSender implements RecordSender {
       batch.requests++;
       const offsets = indexResponse(response);
       const missing = this.config.acks === 0 ? [] : unacknowledged(batch, offsets);
+      if (this.stalled !== undefined) this.unstall();
       if (missing.length === 0) {
         batch.state = 'acked';
         batch.offsets = offsets;
@@ -520,6 +588,7 @@ export class KafkajsSender implements RecordSender {
       now + delay < batch.createdAt + this.config.deliveryTimeoutMs
     ) {
       batch.resends++;
+      this.stall(batch.dispatchedAt, asError(error).message, now);
       this.goBack(batch);
       this.onEvent?.({
         type: 'retry',
@@ -535,8 +604,127 @@ export class KafkajsSender implements RecordSender {
     }
     batch.state = 'failed';
     batch.error = this.failedError(batch, error, retriable, now);
+    // Whatever the error, the broker may have written part or all of the batch, while kafkajs
+    // rolled its sequence numbers back: the next batch must not go out on this producer.
+    if (this.config.idempotent && this.lifecycle === 'connected') this.replacement = 'wanted';
     this.completeWindowHead();
     this.pump();
+  }
+
+  /**
+   * Replaces the producer by a fresh one (a new producer id, sequence numbers from 0), retrying
+   * the connection with back-off for as long as the sender is open; batches that wait past
+   * `delivery.timeout.ms` meanwhile fail. Then sends on.
+   */
+  private async replaceProducer(): Promise<void> {
+    this.replacement = 'running';
+    let attempts = 0;
+    for (;;) {
+      const old = this.producer;
+      this.producer = this.kafka.producer(this.producerOptions);
+      try {
+        await old.disconnect();
+      } catch (e) {
+        this.onAsyncError(asError(e));
+      }
+      if (this.lifecycle !== 'connected') return;
+      attempts++;
+      try {
+        await this.producer.connect();
+        break;
+      } catch (e) {
+        if (this.lifecycle !== 'connected') return;
+        const now = Date.now();
+        this.stall(now, `could not connect a fresh producer: ${asError(e).message}`, now);
+        this.expireWaiting(now);
+        const delay = Math.min(this.config.retryBackoffMs * 2 ** (attempts - 1), this.config.retryBackoffMaxMs);
+        await new Promise<void>((resolve) => {
+          this.wakeReplacement = resolve;
+          this.backoffTimer = setTimeout(() => {
+            this.backoffTimer = undefined;
+            this.wakeReplacement = undefined;
+            resolve();
+          }, delay);
+        });
+        if (this.lifecycle !== 'connected') return;
+      }
+    }
+    // Closed while connecting: close() disconnects whichever producer is current.
+    if (this.lifecycle !== 'connected') return;
+    this.replacement = 'none';
+    this.onEvent?.({ type: 'producer-replaced', attempts });
+    this.pump();
+  }
+
+  /** Fails the batches, not yet sent, that waited past `delivery.timeout.ms` (while no batch can go out). */
+  private expireWaiting(now: number): void {
+    const deadline = this.config.deliveryTimeoutMs;
+    const open = this.open;
+    if (open !== undefined && now >= open.createdAt + deadline) {
+      this.seal();
+      this.complete(open, this.expiredError(open, now));
+    }
+    const keep: Batch[] = [];
+    for (const batch of this.ready) {
+      if (now >= batch.createdAt + deadline) this.complete(batch, this.expiredError(batch, now));
+      else keep.push(batch);
+    }
+    this.ready = keep;
+  }
+
+  /** Keeps a timer running while records wait, to notice requests that go unanswered. */
+  private watch(): void {
+    if (this.watchTimer !== undefined || this.lifecycle === 'closed') return;
+    this.watchTimer = setTimeout(this.onWatch, WATCH_INTERVAL_MS);
+    this.watchTimer.unref?.();
+  }
+
+  private readonly onWatch = (): void => {
+    this.watchTimer = undefined;
+    if (this.lifecycle === 'closed') return;
+    if (this.pending === 0) {
+      if (this.stalled !== undefined) this.unstall();
+      return;
+    }
+    const now = Date.now();
+    const stalled = this.stalled;
+    if (stalled === undefined) {
+      const head = this.window[0];
+      if (head !== undefined && now - head.dispatchedAt >= this.config.requestTimeoutMs) {
+        this.stall(head.dispatchedAt, `no answer from Kafka within request.timeout.ms=${this.config.requestTimeoutMs}`, now);
+      }
+    } else if (now - stalled.reportedAt >= STALL_REPORT_INTERVAL_MS) {
+      stalled.reportedAt = now;
+      this.reportStall({ since: stalled.since, durationMs: now - stalled.since, reason: stalled.reason });
+    }
+    this.watch();
+  };
+
+  /** Notes that records are not being acknowledged; reports it the first time. */
+  private stall(since: number, reason: string, now: number): void {
+    const stalled = this.stalled;
+    if (stalled !== undefined) {
+      stalled.reason = reason;
+      return;
+    }
+    this.stalled = { since, reason, reportedAt: now };
+    this.reportStall({ since, durationMs: now - since, reason });
+    this.watch();
+  }
+
+  private unstall(): void {
+    this.stalled = undefined;
+    this.reportStall(undefined);
+  }
+
+  private reportStall(stall: SenderStall | undefined): void {
+    for (const listener of this.stallListeners) {
+      try {
+        listener(stall);
+      } catch (e) {
+        this.onAsyncError(asError(e));
+      }
+    }
   }
 
   private readonly onBackoffEnd = (): void => {
@@ -694,8 +882,8 @@ export class KafkajsSender implements RecordSender {
       'SEND_FAILED',
       `Could not write ${what}: gave up after ${now - batch.createdAt} ms and ${batch.requests} request(s) because ${why}; ` +
         `last error: ${detail}. Check that the brokers in bootstrap.servers are up and reachable from this worker ` +
-        'and that every partition has a leader (and enough in-sync replicas for acks=all); raise delivery.timeout.ms ' +
-        'to ride out longer outages.',
+        'and that every partition has a leader (and enough in-sync replicas for acks=all); raise delivery.timeout.ms, ' +
+        'or leave it unset to retry until the brokers answer, to ride out longer outages.',
       { cause },
     );
   }
@@ -786,6 +974,7 @@ function newBatch(createdAt: number): Batch {
     requests: 0,
     resends: 0,
     dispatchedAfter: 0,
+    dispatchedAt: 0,
     offsets: undefined,
     error: undefined,
   };

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { TributaryError } from '../api/errors.js';
-import type { OutgoingRecord, RecordSender, SendCallback } from '../runtime/ports.js';
+import type { OutgoingRecord, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
 import type { ResolvedProducerConfig } from './producer-config.js';
 
 /** The part of `@confluentinc/kafka-javascript`'s librdkafka `Producer` this sender uses. */
@@ -20,6 +20,22 @@ export interface RdkafkaProducerLike {
   setPollInterval(ms: number): unknown;
   flush(timeoutMs: number, cb: (error: Error | null) => void): unknown;
   on(event: 'delivery-report', listener: (error: Error | null, report: RdkafkaDeliveryReport) => void): unknown;
+  on(event: 'event.error', listener: (error: RdkafkaError) => void): unknown;
+}
+
+/** An error librdkafka reports outside any record (`event.error`): broker down, transport, fatal. */
+export interface RdkafkaError extends Error {
+  readonly code?: number;
+  readonly isFatal?: boolean;
+}
+
+/** Options of {@link LibrdkafkaSender}. */
+export interface LibrdkafkaSenderOptions {
+  /**
+   * How long records may wait without any delivery report before the sender reports a stall
+   * (see {@link LibrdkafkaSender.onStall}); the producer's `request.timeout.ms`. Default 30000.
+   */
+  readonly stallAfterMs?: number;
 }
 
 /** What connect() uses beyond {@link RdkafkaProducerLike}: log events and polling while connecting. */
@@ -45,6 +61,10 @@ interface RdkafkaModule {
 
 /** librdkafka's error code for a full local queue (RD_KAFKA_RESP_ERR__QUEUE_FULL). */
 const QUEUE_FULL = -184;
+/** How often, in ms, the sender checks for a stall while records wait. */
+const WATCH_INTERVAL_MS = 1000;
+/** How often, in ms, a lasting stall is reported again. */
+const STALL_REPORT_INTERVAL_MS = 5000;
 
 /**
  * A {@link RecordSender} on librdkafka, through `@confluentinc/kafka-javascript` (an optional
@@ -53,16 +73,51 @@ const QUEUE_FULL = -184;
  * in native code: each record is one `produce()` call and one delivery report.
  *
  * Selected with the worker config `sender=librdkafka`. The `producer.*` settings map to
- * librdkafka's (`delivery.timeout.ms` is its `message.timeout.ms`).
+ * librdkafka's (`delivery.timeout.ms` is its `message.timeout.ms`; unset, it is 0: librdkafka
+ * retries until the broker answers). Keyed records are placed with murmur2, as Java's producer.
+ *
+ * After a timeout whose outcome is unknown, librdkafka's idempotent producer does not reuse the
+ * sequence numbers on the same producer id (it bumps the epoch, or raises a fatal error after
+ * which every record fails): records are never acknowledged for data the broker did not write.
  */
 export class LibrdkafkaSender implements RecordSender {
   private outstanding = 0;
   private idle: Array<() => void> = [];
   /** Records refused because librdkafka's queue was full, sent again as reports free room. */
   private backlog: Array<[OutgoingRecord, SendCallback]> = [];
+  private readonly stallAfterMs: number;
+  private readonly stallListeners: Array<(stall: SenderStall | undefined) => void> = [];
+  /** `Date.now()` at the last delivery report, or when records started to wait. */
+  private lastProgress = 0;
+  /** Delivery reports so far; the watch timer turns a change into {@link lastProgress} (no clock read per record). */
+  private reports = 0;
+  private reportsSeen = 0;
+  /** The last error librdkafka reported outside a record. */
+  private lastError: string | undefined;
+  private stalled: { since: number; reportedAt: number } | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Callbacks of records handed to librdkafka and not reported yet, by the id passed as opaque. */
+  private readonly unreported = new Map<number, SendCallback>();
+  private nextId = 0;
 
-  constructor(private readonly producer: RdkafkaProducerLike) {
+  constructor(
+    private readonly producer: RdkafkaProducerLike,
+    options: LibrdkafkaSenderOptions = {},
+  ) {
+    this.stallAfterMs = options.stallAfterMs ?? 30_000;
     producer.on('delivery-report', (error, report) => this.delivered(error, report));
+    producer.on('event.error', (error) => this.onClientError(error));
+  }
+
+  /**
+   * Registers a listener for stalls: called with a {@link SenderStall} when librdkafka reports
+   * a broker error while records wait, or no delivery report comes for `request.timeout.ms`;
+   * again every few seconds while that lasts; with `undefined` once a record is acknowledged or
+   * none waits any more.
+   */
+  onStall(listener: (stall: SenderStall | undefined) => void): void {
+    this.stallListeners.push(listener);
   }
 
   /**
@@ -119,10 +174,14 @@ export class LibrdkafkaSender implements RecordSender {
       clearInterval(poller);
     }
     producer.setPollInterval(5);
-    return new LibrdkafkaSender(producer);
+    return new LibrdkafkaSender(producer, { stallAfterMs: config.requestTimeoutMs });
   }
 
   send(record: OutgoingRecord, onDone: SendCallback): void {
+    if (this.outstanding === 0) {
+      this.lastProgress = Date.now();
+      this.watch();
+    }
     this.outstanding++;
     if (this.backlog.length > 0 || !this.produce(record, onDone)) this.backlog.push([record, onDone]);
   }
@@ -132,13 +191,31 @@ export class LibrdkafkaSender implements RecordSender {
     await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
+  /**
+   * Waits up to 5 s for librdkafka to deliver what it holds, disconnects, then fails every
+   * record still not reported ("may or may not have been written"), so each callback runs once.
+   */
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.watchTimer !== undefined) clearTimeout(this.watchTimer);
+    this.watchTimer = undefined;
     await new Promise<void>((resolve) => this.producer.flush(5_000, () => resolve()));
     await new Promise<void>((resolve) => this.producer.disconnect(() => resolve()));
+    const left = [...this.unreported.values(), ...this.backlog.map(([, onDone]) => onDone)];
+    this.unreported.clear();
+    this.backlog = [];
+    this.outstanding = 0;
+    const error = new TributaryError(
+      'SEND_FAILED',
+      `The librdkafka producer was closed before ${left.length} record(s) were acknowledged; they may or may not have been written. Call flush() before close() to wait for them.`,
+    );
+    for (const onDone of left) onDone(error, undefined);
+    for (const wake of this.idle.splice(0)) wake();
   }
 
   /** Hands one record to librdkafka; false when its queue is full. */
   private produce(record: OutgoingRecord, onDone: SendCallback): boolean {
+    const id = this.nextId++;
     try {
       this.producer.produce(
         record.topic,
@@ -146,9 +223,10 @@ export class LibrdkafkaSender implements RecordSender {
         record.value,
         record.key,
         record.timestamp ?? null,
-        onDone,
+        id,
         record.headers ? Object.entries(record.headers).map(([k, v]) => ({ [k]: v })) : undefined,
       );
+      this.unreported.set(id, onDone);
       return true;
     } catch (e) {
       if ((e as { code?: number }).code === QUEUE_FULL) return false;
@@ -164,8 +242,14 @@ export class LibrdkafkaSender implements RecordSender {
   }
 
   private delivered(error: Error | null, report: RdkafkaDeliveryReport): void {
-    const onDone = report.opaque as SendCallback;
+    const id = report.opaque as number;
+    const onDone = this.unreported.get(id);
+    // Already failed by close(): a report librdkafka delivers later changes nothing.
+    if (onDone === undefined) return;
+    this.unreported.delete(id);
     this.outstanding--;
+    this.reports++;
+    if (!error && this.stalled !== undefined) this.unstall();
     if (error) {
       onDone(
         new TributaryError(
@@ -188,7 +272,65 @@ export class LibrdkafkaSender implements RecordSender {
       if (!this.produce(record, callback)) break;
       this.backlog.shift();
     }
-    if (this.outstanding === 0) for (const wake of this.idle.splice(0)) wake();
+    if (this.outstanding === 0) {
+      if (this.stalled !== undefined) this.unstall();
+      for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+
+  private onClientError(error: RdkafkaError): void {
+    this.lastError = `${error.isFatal ? 'fatal error: ' : ''}${error.message}`;
+    if (this.outstanding > 0 && this.stalled === undefined) this.stall(Date.now());
+  }
+
+  private watch(): void {
+    if (this.watchTimer !== undefined || this.closed) return;
+    this.watchTimer = setTimeout(this.onWatch, WATCH_INTERVAL_MS);
+    this.watchTimer.unref?.();
+  }
+
+  private readonly onWatch = (): void => {
+    this.watchTimer = undefined;
+    if (this.closed || this.outstanding === 0) return;
+    const now = Date.now();
+    if (this.reports !== this.reportsSeen) {
+      this.reportsSeen = this.reports;
+      this.lastProgress = now;
+    }
+    const stalled = this.stalled;
+    if (stalled === undefined) {
+      if (now - this.lastProgress >= this.stallAfterMs) this.stall(now);
+    } else if (now - stalled.reportedAt >= STALL_REPORT_INTERVAL_MS) {
+      stalled.reportedAt = now;
+      this.report({ since: stalled.since, durationMs: now - stalled.since, reason: this.reason() });
+    }
+    this.watch();
+  };
+
+  private stall(now: number): void {
+    this.stalled = { since: this.lastProgress, reportedAt: now };
+    this.report({ since: this.lastProgress, durationMs: now - this.lastProgress, reason: this.reason() });
+    this.watch();
+  }
+
+  private unstall(): void {
+    this.stalled = undefined;
+    this.lastError = undefined;
+    this.report(undefined);
+  }
+
+  private reason(): string {
+    return this.lastError ?? `no delivery report from librdkafka within request.timeout.ms=${this.stallAfterMs}`;
+  }
+
+  private report(stall: SenderStall | undefined): void {
+    for (const listener of this.stallListeners) {
+      try {
+        listener(stall);
+      } catch {
+        // A listener's failure is not the sender's; the stall is reported to the others.
+      }
+    }
   }
 }
 
@@ -207,11 +349,18 @@ export function librdkafkaConfig(bootstrapServers: string, c: ResolvedProducerCo
     'batch.num.messages': Math.max(c.batchMaxRecords, 10_000),
     'compression.type': c.compression,
     'request.timeout.ms': c.requestTimeoutMs,
-    'message.timeout.ms': c.deliveryTimeoutMs,
+    // librdkafka's client-side request timeout (Java's request.timeout.ms); its own default of
+    // 60 s would leave a request to a frozen broker unanswered that long before a retry.
+    'socket.timeout.ms': c.requestTimeoutMs,
+    // 0: no limit (librdkafka retries until the broker answers), when delivery.timeout.ms is unset.
+    'message.timeout.ms': Number.isFinite(c.deliveryTimeoutMs) ? c.deliveryTimeoutMs : 0,
     'retry.backoff.ms': c.retryBackoffMs,
     'retry.backoff.max.ms': c.retryBackoffMaxMs,
     'metadata.max.age.ms': c.metadataMaxAgeMs,
     'queue.buffering.max.messages': 200_000,
+    // Java's and the kafkajs sender's placement of keyed records (librdkafka's default is CRC32):
+    // switching sender= or moving from Kafka Connect keeps each key in its partition.
+    partitioner: 'murmur2_random',
   };
 }
 

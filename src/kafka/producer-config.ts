@@ -24,7 +24,11 @@ export interface ResolvedProducerConfig {
   readonly compression: 'none' | 'gzip';
   /** [`request.timeout.ms`] Ms the broker may wait for replicas before answering a Produce request (kafkajs `sendBatch({timeout})`); also the client-side request timeout given by {@link kafkajsClientOptions}. */
   readonly requestTimeoutMs: number;
-  /** [`delivery.timeout.ms`] Upper bound, in ms from `send()`, on reporting a record's success or failure; retries stop after it. */
+  /**
+   * [`delivery.timeout.ms`] Upper bound, in ms from `send()`, on reporting a record's success or
+   * failure; retries stop after it. `Infinity` (the default, when the key is not set): transient
+   * failures are retried in order until Kafka answers, however long the outage.
+   */
   readonly deliveryTimeoutMs: number;
   /** [`retries`] How many times a batch may be re-sent; `Number.MAX_SAFE_INTEGER` = until `delivery.timeout.ms`. */
   readonly retries: number;
@@ -71,9 +75,12 @@ export interface ProducerContext {
  *   With 100-byte records on one broker, 1000 per batch gave the best throughput of
  *   500/1000/2000/5000 in bench/kafkajs-sender.ts, both through the sender and for a raw
  *   kafkajs loop.
- * - `linger.ms=5`, `delivery.timeout.ms=120000`, `request.timeout.ms=30000`,
- *   `retry.backoff.ms=100`, `retry.backoff.max.ms=1000`, `metadata.max.age.ms=300000`: as
- *   Kafka 4's Java producer.
+ * - `linger.ms=5`, `request.timeout.ms=30000`, `retry.backoff.ms=100`,
+ *   `retry.backoff.max.ms=1000`, `metadata.max.age.ms=300000`: as Kafka 4's Java producer.
+ * - `delivery.timeout.ms` unbounded (Java: 120000): a source task whose broker is away keeps its
+ *   records and retries them in order until the broker answers, while the in-flight bound pauses
+ *   the source, instead of failing and waiting for a manual restart. Set it to give up after
+ *   that long (the task then fails, as in Kafka Connect).
  */
 export const PRODUCER_DEFAULTS = {
   acks: -1,
@@ -84,7 +91,7 @@ export const PRODUCER_DEFAULTS = {
   batchMaxRecords: 1000,
   compression: 'none',
   requestTimeoutMs: 30_000,
-  deliveryTimeoutMs: 120_000,
+  deliveryTimeoutMs: Number.POSITIVE_INFINITY,
   retries: Number.MAX_SAFE_INTEGER,
   retryBackoffMs: 100,
   retryBackoffMaxMs: 1000,

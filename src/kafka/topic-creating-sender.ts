@@ -1,5 +1,5 @@
 import { TributaryError } from '../api/errors.js';
-import type { OutgoingRecord, RecordSender, SendCallback } from '../runtime/ports.js';
+import type { OutgoingRecord, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
 import type { TopicAdmin } from './topic-admin.js';
 import type { TopicCreationSettings } from './topic-creation-settings.js';
 
@@ -35,6 +35,10 @@ export class TopicCreatingSender implements RecordSender {
   async flush(): Promise<void> {
     while (this.waiting.size > 0) await new Promise((resolve) => setTimeout(resolve, 10));
     await this.inner.flush();
+  }
+
+  onStall(listener: (stall: SenderStall | undefined) => void): void {
+    this.inner.onStall?.(listener);
   }
 
   close(): Promise<void> {

@@ -16,6 +16,7 @@ export type {
   RecordMetadata,
   RecordSender,
   SendCallback,
+  SenderStall,
 } from './ports.js';
 export { type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
 export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';

@@ -37,6 +37,19 @@ export interface RecordMetadata {
 export type SendCallback = (error: Error | undefined, metadata: RecordMetadata | undefined) => void;
 
 /**
+ * A sender's report that Kafka has stopped acknowledging records while some wait: the broker is
+ * down, unreachable, frozen, or answers nothing but errors. See {@link RecordSender.onStall}.
+ */
+export interface SenderStall {
+  /** When (ms since the epoch) the first attempt went out that has not been answered since. */
+  readonly since: number;
+  /** How long the stall has lasted at the time of this report, in ms. */
+  readonly durationMs: number;
+  /** The last error or symptom, e.g. `no answer within request.timeout.ms=30000`. */
+  readonly reason: string;
+}
+
+/**
  * Writes records. `send` must not throw; it calls `onDone` once per record, in any order and
  * at any later time, after the record is durable (acknowledged) or has definitely failed
  * (the sender's own retries are exhausted).
@@ -47,6 +60,20 @@ export interface RecordSender {
   flush(): Promise<void>;
   /** Releases resources. Call `flush()` first: close does not wait for outstanding records. */
   close(): Promise<void>;
+  /**
+   * Optional: registers a listener for the sender's view of Kafka. It is called with a
+   * {@link SenderStall} when records stop being acknowledged (within about
+   * `request.timeout.ms`, sooner on a connection error), again every few seconds while that
+   * lasts, and with `undefined` once records are acknowledged again or none wait any more.
+   *
+   * @example
+   * ```ts
+   * sender.onStall?.((stall) => {
+   *   if (stall) console.warn(`Kafka unreachable for ${stall.durationMs} ms: ${stall.reason}`);
+   * });
+   * ```
+   */
+  onStall?(listener: (stall: SenderStall | undefined) => void): void;
 }
 
 /** One stored offset: the source partition and its offset (null = removed). */

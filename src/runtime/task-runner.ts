@@ -6,7 +6,7 @@ import { type Logger, silentLogger } from '../api/logger.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import type { OffsetReader, SourceTask, SourceTaskContext } from '../api/source-task.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
-import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender } from './ports.js';
+import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender, SenderStall } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
 import type { TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
@@ -41,6 +41,9 @@ export interface TaskRunnerOptions<P, O, C> {
 }
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
+
+/** How often, at most, a lasting sender stall is logged again (ms of stall). */
+const STALL_LOG_INTERVAL_MS = 30_000;
 
 interface EncodedPartition {
   readonly key: string;
@@ -94,6 +97,10 @@ export class TaskRunner<P, O, C> {
   /** Set while the final flush of a stop runs: a failure then is not retried. */
   private finalFlush = false;
   private finalFlushFailure: TributaryError | undefined;
+  /** The sender's last stall report, while Kafka does not acknowledge records. */
+  private stall: SenderStall | undefined;
+  /** The stall duration last logged. */
+  private stallLogged = 0;
 
   constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
     this.task = options.task;
@@ -104,6 +111,7 @@ export class TaskRunner<P, O, C> {
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
+    this.sender.onStall?.((stall) => this.senderStalled(stall));
   }
 
   /** The current state. */
@@ -124,6 +132,23 @@ export class TaskRunner<P, O, C> {
    */
   get finalFlushError(): TributaryError | undefined {
     return this.finalFlushFailure;
+  }
+
+  /**
+   * While the sender reports that Kafka does not acknowledge records (broker down, unreachable
+   * or frozen): what it said and for how long, for the task's status; else undefined. The task
+   * stays RUNNING meanwhile: records are retried in order and polling pauses at the in-flight
+   * bound (unless the producer's `delivery.timeout.ms` is set, after which the task fails).
+   */
+  get warning(): string | undefined {
+    const stall = this.stall;
+    if (stall === undefined) return undefined;
+    return (
+      `Kafka has not acknowledged records of task ${this.id} for ${Math.round(stall.durationMs / 1000)} s ` +
+      `(since ${new Date(stall.since).toISOString()}): ${stall.reason}. The records are kept and sent again in order; ` +
+      `polling pauses while ${this.settings.maxInFlight} records are unacknowledged. ` +
+      'Check that the brokers in bootstrap.servers are up and reachable from this worker.'
+    );
   }
 
   /** Records sent and not yet acknowledged. */
@@ -296,7 +321,10 @@ export class TaskRunner<P, O, C> {
 
   private heartbeats(): Observable<unknown> {
     return interval(this.settings.heartbeatIntervalMs, this.clock.scheduler).pipe(
-      filter(() => this.status.state === 'RUNNING' && !this.stopping),
+      // At the in-flight bound (Kafka slow or away) a tick is skipped too, as a poll round would
+      // be: memory stays bounded however long the outage, and nothing is lost, since the next
+      // heartbeat after it carries the fresher offset.
+      filter(() => this.status.state === 'RUNNING' && !this.stopping && this.submitted.inFlight < this.settings.maxInFlight),
       // A tick that comes while the previous call is still running is dropped, not queued.
       exhaustMap(() =>
         defer(() => this.task.produceHeartbeatRecords()).pipe(
@@ -702,6 +730,29 @@ export class TaskRunner<P, O, C> {
       this.log.warn(
         { event: 'task.stop.inflight.timeout', inFlight: this.submitted.inFlight },
         `${this.submitted.inFlight} records still unacknowledged after ${timeoutMs} ms; their offsets are not committed`,
+      );
+    }
+  }
+
+  /** Keeps the sender's stall report for {@link warning}; logs it at first, then at a bounded rate. */
+  private senderStalled(stall: SenderStall | undefined): void {
+    const previous = this.stall;
+    this.stall = stall;
+    if (stall === undefined) {
+      if (previous !== undefined) {
+        this.log.info(
+          { event: 'sender.recovered', stalledMs: previous.durationMs },
+          `Kafka acknowledges records again after about ${Math.round(previous.durationMs / 1000)} s`,
+        );
+      }
+      this.stallLogged = 0;
+      return;
+    }
+    if (previous === undefined || stall.durationMs - this.stallLogged >= STALL_LOG_INTERVAL_MS) {
+      this.stallLogged = stall.durationMs;
+      this.log.warn(
+        { event: 'sender.stalled', stalledMs: stall.durationMs, since: stall.since, reason: stall.reason },
+        this.warning ?? stall.reason,
       );
     }
   }

@@ -105,7 +105,7 @@ export interface TaskStatusInfo {
   readonly id: number;
   readonly state: TaskDisplayState;
   readonly workerId: string;
-  /** The failure, with stack and causes, when FAILED. */
+  /** The failure, with stack and causes, when FAILED; while RUNNING or PAUSED, why Kafka does not acknowledge the task's records, if it does not. */
   readonly trace?: string;
 }
 
@@ -237,7 +237,14 @@ export class ConnectorRunner {
           const s = t.runner.status;
           if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId };
           if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, trace: mask(s.trace) };
-          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId };
+          // A task whose sender cannot reach Kafka stays RUNNING; its trace says so (see TaskRunner.warning).
+          const warning = s.state === 'RUNNING' || s.state === 'PAUSED' ? t.runner.warning : undefined;
+          return {
+            id: t.id,
+            state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state,
+            workerId,
+            ...(warning ? { trace: mask(warning) } : {}),
+          };
         })
         .sort((a, b) => a.id - b.id),
     };

@@ -21,6 +21,12 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
   partitions = 3;
   connected = false;
   disconnects = 0;
+  /** `kafka.producer()` calls: the sender makes a fresh producer after giving up on a sent batch. */
+  producers = 0;
+  /** Successful `connect()` calls; each stands for a new producer id. */
+  connects = 0;
+  /** Makes the next `connect()` calls reject with these errors, one each. */
+  connectErrors: Error[] = [];
   private partition: ((args: { topic: string; partitionMetadata: PartitionMetadata[]; message: Message }) => number) | undefined;
 
   /** A `Kafka` look-alike whose `producer()` returns this fake. */
@@ -28,6 +34,7 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
     return {
       producer: (config: ProducerConfig) => {
         this.config = config;
+        this.producers++;
         this.partition = config.createPartitioner?.();
         return this;
       },
@@ -35,7 +42,10 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
   }
 
   async connect(): Promise<void> {
+    const error = this.connectErrors.shift();
+    if (error !== undefined) throw error;
     this.connected = true;
+    this.connects++;
   }
 
   async disconnect(): Promise<void> {
@@ -58,7 +68,7 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
       }
     }
     return new Promise((resolve, reject) => {
-      const call: FakeCall = { batch, settled: false, resolve, reject };
+      const call: FakeCall = { batch, settled: false, resolve, reject, connection: this.connects };
       this.calls.push(call);
       if (this.autoAck) queueMicrotask(() => this.succeed(call));
     });
@@ -143,6 +153,8 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
 /** One `sendBatch` call held by the fake. */
 export interface FakeCall {
   readonly batch: ProducerBatch;
+  /** {@link FakeKafkajsProducer.connects} when the call was made: which producer id sent it. */
+  readonly connection: number;
   settled: boolean;
   resolve: (metadata: RecordMetadata[]) => void;
   reject: (error: Error) => void;

@@ -25,3 +25,11 @@ export function describeEachSender(name: string, fn: (sender: SenderKind) => voi
   if (missing) describe.skip(`${name} (sender=librdkafka) [skipped: ${missing}]`, () => fn('librdkafka'));
   else describe(`${name} (sender=librdkafka)`, () => fn('librdkafka'));
 }
+
+/** `describe` for tests of the librdkafka sender only, skipped (with the reason) as {@link describeEachSender} does. */
+export function describeLibrdkafka(name: string, fn: () => void): void {
+  const missing = librdkafkaMissing();
+  if (missing && process.env.CI === 'true') throw new Error(`CI=true but ${missing}`);
+  if (missing) describe.skip(`${name} [skipped: ${missing}]`, fn);
+  else describe(name, fn);
+}

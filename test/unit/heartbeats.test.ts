@@ -95,6 +95,25 @@ describe('heartbeats', () => {
     await run.stop();
   });
 
+  it('skip ticks while task.max.in.flight.records are unacknowledged, so an outage of any length keeps memory bounded', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', limit: 0, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 1000 },
+      workerConfig: { 'task.max.in.flight.records': 5 },
+    });
+    run.sender.holdWhere(() => true); // Kafka does not answer
+    await run.advanceBy('1h');
+    const heartbeatsSent = run.sender.sent.filter((r) => r.heartbeat).length;
+    expect(heartbeatsSent).toBeGreaterThanOrEqual(5);
+    expect(heartbeatsSent).toBeLessThanOrEqual(6);
+    // Kafka answers again: heartbeats resume at their interval.
+    run.sender.clearRules();
+    run.sender.release();
+    await run.advanceBy('10s');
+    expect(run.sender.sent.filter((r) => r.heartbeat).length - heartbeatsSent).toBeGreaterThanOrEqual(9);
+    await run.stop();
+  });
+
   it('skip a tick that comes while the previous call is still running', async () => {
     const task = new ScriptedTask();
     let calls = 0;

@@ -335,7 +335,7 @@ describe('KafkajsSender failures', () => {
     await vi.advanceTimersByTimeAsync(5);
     fake.fail(messageTooLarge());
     await settle();
-    expect(events.map((e) => e.type)).toEqual(['failed']);
+    expect(events.map((e) => e.type)).toEqual(['failed', 'producer-replaced']);
     expect(outcomes[0]?.calls).toBe(1);
     expect(outcomes[0]?.error?.message).toMatch(/Kafka refused 1 record\(s\) for topic 't'.*not a transient error/);
     expect(outcomes[0]?.error?.message).toContain('max.message.bytes');
@@ -403,6 +403,125 @@ describe('KafkajsSender failures', () => {
         (c) => FakeKafkajsProducer.size(c) === 1 && String(c.batch.topicMessages?.[0]?.messages[0]?.value) === 'a',
       ),
     ).toBe(true);
+  });
+});
+
+describe('KafkajsSender after giving up, and during outages', () => {
+  it('sends no batch on the producer of a batch it gave up on: later batches go out on a fresh producer', async () => {
+    const { fake, send, outcomes, events } = await setup({ 'delivery.timeout.ms': '30005' });
+    send(record('lost-answer', { partition: 0 }));
+    await vi.advanceTimersByTimeAsync(20_000);
+    send(record('later', { partition: 0 }));
+    await vi.advanceTimersByTimeAsync(11_000);
+    // The broker wrote it, the answer was lost; kafkajs rolled the sequence numbers back.
+    fake.fail(retriesExceeded(), undefined, true);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(outcomes[0]?.error?.message).toContain('delivery.timeout.ms=30005');
+    expect(fake.producers).toBe(2);
+    expect(fake.disconnects).toBe(1);
+    expect(events.map((e) => e.type)).toEqual(['failed', 'producer-replaced']);
+    const later = fake.calls.filter((c) => c.batch.topicMessages?.[0]?.messages.some((m) => String(m.value) === 'later'));
+    expect(later.map((c) => c.connection)).toEqual([2]);
+    fake.succeed();
+    await settle();
+    expect(outcomes[1]?.metadata?.offset).toBe(1);
+  });
+
+  it('holds later batches while the fresh producer cannot connect, failing those that wait past delivery.timeout.ms', async () => {
+    const { fake, send, outcomes } = await setup({ 'delivery.timeout.ms': '30005' });
+    send(record('a'));
+    await vi.advanceTimersByTimeAsync(5);
+    fake.connectErrors.push(...Array.from({ length: 100 }, () => retriesExceeded()));
+    fake.fail(messageTooLarge());
+    await settle();
+    send(record('b'));
+    await vi.advanceTimersByTimeAsync(31_000);
+    expect(outcomes[0]?.error?.message).toContain('not a transient error');
+    expect(outcomes[1]?.error?.message).toMatch(/not sent within delivery.timeout.ms=30005/);
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  it('close() while the fresh producer cannot connect fails the held records and stops trying', async () => {
+    const { fake, sender, send, outcomes } = await setup();
+    send(record('a'));
+    await vi.advanceTimersByTimeAsync(5);
+    fake.connectErrors.push(...Array.from({ length: 100 }, () => retriesExceeded()));
+    fake.fail(messageTooLarge());
+    send(record('b'));
+    await vi.advanceTimersByTimeAsync(3000);
+    const producers = fake.producers;
+    expect(producers).toBeGreaterThan(2);
+    await sender.close();
+    expect(outcomes[1]?.calls).toBe(1);
+    expect(outcomes[1]?.error?.message).toContain('closed before 1 record(s)');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(fake.producers).toBe(producers);
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  it('retries a batch in order until Kafka answers when delivery.timeout.ms is not set, however long the outage', async () => {
+    const { fake, send, outcomes } = await setup();
+    send(record('a', { partition: 0 }));
+    await vi.advanceTimersByTimeAsync(5);
+    send(record('b', { partition: 0 }));
+    for (let i = 0; i < 300; i++) {
+      await vi.advanceTimersByTimeAsync(3000);
+      fake.fail(retriesExceeded());
+      await vi.advanceTimersByTimeAsync(1000);
+    }
+    expect(Date.now() - 1_700_000_000_000).toBeGreaterThan(20 * 60_000);
+    expect(outcomes.map((o) => o.calls)).toEqual([0, 0]);
+    fake.succeed();
+    await vi.advanceTimersByTimeAsync(10);
+    fake.succeed();
+    await settle();
+    expect(outcomes.map((o) => [o.calls, o.error, o.metadata?.offset])).toEqual([
+      [1, undefined, 0],
+      [1, undefined, 1],
+    ]);
+    expect(fake.values('t', 0)).toEqual(['a', 'b']);
+  });
+
+  it('reports a stall at the first re-send, again while it lasts, and its end once a batch is acknowledged', async () => {
+    const { fake, sender, send } = await setup();
+    const stalls: Array<{ durationMs: number; reason: string } | undefined> = [];
+    sender.onStall((s) => stalls.push(s));
+    send(record('a'));
+    await vi.advanceTimersByTimeAsync(5);
+    const dispatchedAt = Date.now();
+    await vi.advanceTimersByTimeAsync(2000);
+    fake.fail(retriesExceeded());
+    await settle();
+    expect(stalls).toHaveLength(1);
+    expect(stalls[0]).toMatchObject({ since: dispatchedAt, durationMs: 2000 });
+    expect(stalls[0]?.reason).toContain('ECONNREFUSED');
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(3000);
+      fake.fail(retriesExceeded());
+    }
+    await settle();
+    const durations = stalls.map((s) => s?.durationMs ?? -1);
+    expect(durations.length).toBeGreaterThan(2);
+    expect(durations).toEqual([...durations].sort((x, y) => x - y));
+    expect(durations.at(-1)).toBeGreaterThanOrEqual(12_000);
+    await vi.advanceTimersByTimeAsync(1000);
+    fake.succeed();
+    await settle();
+    expect(stalls.at(-1)).toBeUndefined();
+  });
+
+  it('reports a stall when a request goes unanswered for request.timeout.ms, as with a frozen broker', async () => {
+    const { sender, send } = await setup({ 'request.timeout.ms': '5000' });
+    const stalls: Array<{ since: number; reason: string } | undefined> = [];
+    sender.onStall((s) => stalls.push(s));
+    send(record('a'));
+    await vi.advanceTimersByTimeAsync(5);
+    const dispatchedAt = Date.now();
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(stalls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(stalls).toHaveLength(1);
+    expect(stalls[0]).toMatchObject({ since: dispatchedAt, reason: 'no answer from Kafka within request.timeout.ms=5000' });
   });
 });
 
@@ -590,6 +709,19 @@ describe('KafkajsSender flush and close', () => {
     await expect(sender.flush()).resolves.toBeUndefined();
     await sender.close();
     expect(fake.disconnects).toBe(1);
+  });
+
+  it('close() also fails the records of the batch still filling, and a flush() waiting for them resolves', async () => {
+    const { fake, sender, send, outcomes } = await setup({ 'linger.ms': '1000' });
+    send(record('in flight'));
+    await vi.advanceTimersByTimeAsync(1000);
+    send(record('filling')); // waits for the slot, in the open batch
+    const flushed = sender.flush();
+    expect(fake.calls).toHaveLength(1);
+    await sender.close();
+    expect(outcomes.map((o) => o.calls)).toEqual([1, 1]);
+    expect(outcomes[1]?.error?.message).toMatch(/closed before 1 record\(s\)/);
+    await expect(flushed).resolves.toBeUndefined();
   });
 
   it('close() after flush() has nothing to fail', async () => {

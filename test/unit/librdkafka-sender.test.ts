@@ -1,17 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   LibrdkafkaSender,
   librdkafkaConfig,
   type RdkafkaDeliveryReport,
+  type RdkafkaError,
   type RdkafkaProducerLike,
 } from '../../src/kafka/librdkafka-sender.js';
 import { resolveProducerConfig } from '../../src/kafka/producer-config.js';
-import type { RecordMetadata } from '../../src/runtime/ports.js';
+import type { RecordMetadata, SenderStall } from '../../src/runtime/ports.js';
 
 /** A fake librdkafka producer whose queue holds `capacity` records until `deliver()`. */
 class FakeProducer implements RdkafkaProducerLike {
   queue: Array<{ topic: string; opaque: unknown }> = [];
   private report: ((error: Error | null, report: RdkafkaDeliveryReport) => void) | undefined;
+  /** The sender's `event.error` listener: librdkafka's errors outside any record. */
+  clientError: ((error: RdkafkaError) => void) | undefined;
   constructor(private readonly capacity: number) {}
   connect(_o: object, cb: (e: Error | null) => void) {
     cb(null);
@@ -23,8 +26,11 @@ class FakeProducer implements RdkafkaProducerLike {
   flush(_t: number, cb: (e: Error | null) => void) {
     cb(null);
   }
-  on(_event: string, listener: (error: Error | null, report: RdkafkaDeliveryReport) => void) {
-    this.report = listener;
+  on(event: 'delivery-report', listener: (error: Error | null, report: RdkafkaDeliveryReport) => void): void;
+  on(event: 'event.error', listener: (error: RdkafkaError) => void): void;
+  on(event: string, listener: ((error: Error | null, report: RdkafkaDeliveryReport) => void) | ((error: RdkafkaError) => void)) {
+    if (event === 'delivery-report') this.report = listener as (error: Error | null, report: RdkafkaDeliveryReport) => void;
+    if (event === 'event.error') this.clientError = listener as (error: RdkafkaError) => void;
   }
   produce(topic: string, _p: number | null, _v: Buffer | null, _k: Buffer | null, _t: number | null, opaque: unknown) {
     if (topic === 'bad') throw Object.assign(new Error('Broker: unknown topic'), { code: 3 });
@@ -65,12 +71,91 @@ describe('LibrdkafkaSender', () => {
     ]);
   });
 
+  it('close() fails the records librdkafka did not report, once each, and ignores reports that come later', async () => {
+    const fake = new FakeProducer(1);
+    const sender = new LibrdkafkaSender(fake);
+    const outcomes: Array<Error | undefined> = [];
+    const calls = [0, 0];
+    for (const i of [0, 1]) {
+      sender.send({ topic: 't', key: null, value: null }, (e) => {
+        calls[i] = (calls[i] ?? 0) + 1;
+        outcomes[i] = e;
+      });
+    }
+    const flushed = sender.flush();
+    await sender.close();
+    expect(calls).toEqual([1, 1]);
+    expect(outcomes.map((e) => e?.message)).toEqual([
+      expect.stringContaining('closed before 2 record(s) were acknowledged'),
+      expect.stringContaining('closed before 2 record(s) were acknowledged'),
+    ]);
+    await flushed;
+    fake.deliver();
+    expect(calls).toEqual([1, 1]);
+  });
+
   it("maps the producer settings to librdkafka's names", () => {
     const c = librdkafkaConfig(
       'b:9092',
       resolveProducerConfig({ 'producer.delivery.timeout.ms': '60000' }, { name: 'x' }, { task: 1 }),
     );
     expect(c).toMatchObject({ 'bootstrap.servers': 'b:9092', 'message.timeout.ms': 60000, acks: -1, 'enable.idempotence': true });
+  });
+
+  it('retries without limit (message.timeout.ms=0) when delivery.timeout.ms is not set, and places keys with murmur2', () => {
+    const c = librdkafkaConfig('b:9092', resolveProducerConfig({}, { name: 'x' }, { task: 1 }));
+    expect(c).toMatchObject({ 'message.timeout.ms': 0, partitioner: 'murmur2_random' });
+  });
+
+  it("uses request.timeout.ms as librdkafka's client-side request timeout (socket.timeout.ms), so a frozen broker is retried that soon", () => {
+    const c = librdkafkaConfig(
+      'b:9092',
+      resolveProducerConfig({ 'producer.request.timeout.ms': '7000' }, { name: 'x' }, { task: 1 }),
+    );
+    expect(c).toMatchObject({ 'request.timeout.ms': 7000, 'socket.timeout.ms': 7000 });
+  });
+
+  describe('stalls', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ now: 1_700_000_000_000 });
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('reports a stall when records get no delivery report for request.timeout.ms, and its end at the next one', async () => {
+      const fake = new FakeProducer(10);
+      const sender = new LibrdkafkaSender(fake, { stallAfterMs: 5000 });
+      const stalls: Array<SenderStall | undefined> = [];
+      sender.onStall((s) => stalls.push(s));
+      sender.send({ topic: 't', key: null, value: null }, () => {});
+      await vi.advanceTimersByTimeAsync(4000);
+      expect(stalls).toEqual([]);
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(stalls).toEqual([
+        {
+          since: 1_700_000_000_000,
+          durationMs: 5000,
+          reason: 'no delivery report from librdkafka within request.timeout.ms=5000',
+        },
+      ]);
+      await vi.advanceTimersByTimeAsync(6000);
+      expect(stalls.at(-1)?.durationMs).toBeGreaterThanOrEqual(10_000);
+      fake.deliver();
+      expect(stalls.at(-1)).toBeUndefined();
+    });
+
+    it('reports a stall at once when librdkafka reports a broker error while records wait', () => {
+      const fake = new FakeProducer(10);
+      const sender = new LibrdkafkaSender(fake, { stallAfterMs: 5000 });
+      const stalls: Array<SenderStall | undefined> = [];
+      sender.onStall((s) => stalls.push(s));
+      fake.clientError?.(Object.assign(new Error('1/1 brokers are down'), { code: -187 }));
+      expect(stalls).toEqual([]);
+      sender.send({ topic: 't', key: null, value: null }, () => {});
+      fake.clientError?.(Object.assign(new Error('1/1 brokers are down'), { code: -187 }));
+      expect(stalls).toEqual([{ since: 1_700_000_000_000, durationMs: 0, reason: '1/1 brokers are down' }]);
+    });
   });
 
   it('says how to install @confluentinc/kafka-javascript when it is missing', async () => {

@@ -23,7 +23,7 @@ describe('resolveProducerConfig', () => {
       maxInFlight: 1,
       lingerMs: 5,
       batchSizeBytes: 524288,
-      deliveryTimeoutMs: 120000,
+      deliveryTimeoutMs: Number.POSITIVE_INFINITY,
       retries: Number.MAX_SAFE_INTEGER,
     });
   });
@@ -195,13 +195,14 @@ describe('resolveProducerConfig', () => {
     );
   });
 
-  it('requires delivery.timeout.ms ≥ linger.ms + request.timeout.ms, raising the default to fit', () => {
+  it('requires delivery.timeout.ms ≥ linger.ms + request.timeout.ms when it is set', () => {
     expect(problemsOf(() => resolveProducerConfig({ 'producer.delivery.timeout.ms': '1000' }, {}))).toEqual([
       'producer.delivery.timeout.ms: 1000 must be ≥ linger.ms + request.timeout.ms (30005)',
     ]);
     const c = resolveProducerConfig({ 'producer.request.timeout.ms': '200000' }, {});
-    expect(c.deliveryTimeoutMs).toBe(200005);
-    expect(c.warnings).toEqual(['delivery.timeout.ms raised to linger.ms + request.timeout.ms = 200005']);
+    expect(c.deliveryTimeoutMs).toBe(Number.POSITIVE_INFINITY);
+    expect(c.warnings).toEqual([]);
+    expect(resolveProducerConfig({ 'producer.delivery.timeout.ms': '250000' }, {}).deliveryTimeoutMs).toBe(250000);
   });
 
   it('requires retry.backoff.max.ms ≥ retry.backoff.ms', () => {

@@ -1,5 +1,7 @@
 import { defer, from, NEVER, Observable, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/api/logger.js';
+import type { SenderStall } from '../../src/runtime/ports.js';
 import { TaskRunner } from '../../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
@@ -732,5 +734,56 @@ describe('TaskRunner lifecycle', () => {
     expect(open).toBe(false);
     // It never polled: the task stopped before it could run.
     expect(runner.status.state).toBe('STOPPED');
+  });
+});
+
+describe('a sender that reports Kafka unreachable', () => {
+  /** A mock sender that also lets the test report stalls, as the Kafka senders do. */
+  class StallingSender extends MockSender {
+    listener: ((stall: SenderStall | undefined) => void) | undefined;
+    onStall(listener: (stall: SenderStall | undefined) => void): void {
+      this.listener = listener;
+    }
+  }
+
+  it('keeps the task RUNNING with a warning saying for how long, logs it at a bounded rate, and clears it on recovery', async () => {
+    const clock = new VirtualClock();
+    const sender = new StallingSender(clock);
+    const lines: Array<{ level: string; fields: Record<string, unknown>; message: string | undefined }> = [];
+    const logger: Logger = {
+      debug: () => {},
+      info: (fields, message) => lines.push({ level: 'info', fields: fields as Record<string, unknown>, message }),
+      warn: (fields, message) => lines.push({ level: 'warn', fields: fields as Record<string, unknown>, message }),
+      error: () => {},
+      child: () => logger,
+    };
+    const runner = new TaskRunner({
+      connector: 'c',
+      taskId: 0,
+      task: new CounterTask(),
+      config: { topic: 't', limit: 0 },
+      settings: resolveTaskSettings({}, {}),
+      sender,
+      offsetStore: new MemoryOffsetStore(),
+      clock,
+      logger,
+    });
+    await runner.start();
+    expect(runner.warning).toBeUndefined();
+    const since = Date.UTC(2026, 0, 1);
+    // Reports every 5 s, as the kafkajs sender does, for 70 s.
+    for (let ms = 2000; ms <= 70_000; ms += 5000) {
+      sender.listener?.({ since, durationMs: ms, reason: 'Connection error: connect ECONNREFUSED 127.0.0.1:9092' });
+    }
+    expect(runner.status.state).toBe('RUNNING');
+    expect(runner.warning).toContain('Kafka has not acknowledged records of task c-0 for 67 s (since 2026-01-01T00:00:00.000Z)');
+    expect(runner.warning).toContain('ECONNREFUSED');
+    const warnings = lines.filter((l) => l.fields.event === 'sender.stalled');
+    expect(warnings.map((l) => l.fields.stalledMs)).toEqual([2000, 32_000, 62_000]);
+    expect(warnings[0]?.message).toContain('for 2 s');
+    sender.listener?.(undefined);
+    expect(runner.warning).toBeUndefined();
+    expect(lines.at(-1)).toMatchObject({ level: 'info', fields: { event: 'sender.recovered', stalledMs: 67_000 } });
+    await runner.stop();
   });
 });

@@ -6,7 +6,7 @@ import { type DatagenConfig, DatagenConnector } from '../../examples/datagen/src
 import { systemClock } from '../../src/api/clock.js';
 import type { ConnectorContext } from '../../src/api/source-connector.js';
 import { readConnectorFile } from '../../src/cli/config-files.js';
-import type { OffsetEntry, RecordSender } from '../../src/runtime/ports.js';
+import type { OffsetEntry, RecordSender, SenderStall } from '../../src/runtime/ports.js';
 import { type CreateStep, Worker, type WorkerOptions } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
@@ -116,6 +116,32 @@ describe('Worker', () => {
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(rejected.reason).toMatchObject({ code: 'CONNECTOR_EXISTS' });
+    await w.stop();
+  });
+
+  it("shows a RUNNING task's sender stall as the task's trace, and drops it once Kafka answers", async () => {
+    class StallingSender extends MockSender {
+      listener: ((stall: SenderStall | undefined) => void) | undefined;
+      onStall(listener: (stall: SenderStall | undefined) => void): void {
+        this.listener = listener;
+      }
+    }
+    const sender = new StallingSender(systemClock);
+    const { w } = worker(new MemoryOffsetStore(), { createSender: async () => sender });
+    await w.start();
+    await w.createConnector('gen', config({ 'max.records': '0' }));
+    expect(w.connectorStatus('gen').tasks[0]).toEqual({ id: 0, state: 'RUNNING', workerId: expect.any(String) });
+    sender.listener?.({
+      since: Date.UTC(2026, 0, 1),
+      durationMs: 42_000,
+      reason: 'no answer from Kafka within request.timeout.ms=30000',
+    });
+    const task = w.connectorStatus('gen').tasks[0];
+    expect(task?.state).toBe('RUNNING');
+    expect(task?.trace).toContain('Kafka has not acknowledged records of task gen-0 for 42 s');
+    expect(task?.trace).toContain('request.timeout.ms=30000');
+    sender.listener?.(undefined);
+    expect(w.connectorStatus('gen').tasks[0]?.trace).toBeUndefined();
     await w.stop();
   });
 
