@@ -18,6 +18,19 @@ describe('secret masking', () => {
     for (const [text, masked] of cases) expect(maskUrlPasswords(text), text).toBe(masked);
   });
 
+  it("hides a URL password holding ',', ';' or a quote (legal in user info), whole, in configs and task configs", () => {
+    for (const password of ['s3cr,et', 's3cr;et', "it's-s3cret", 'a,b;c'] as const) {
+      const url = `postgres://app:${password}@db/orders`;
+      expect(maskUrlPasswords(url), url).toBe('postgres://app:[hidden]@db/orders');
+      expect(maskConfig({ 'connection.url': url }, new Set())).toEqual({ 'connection.url': 'postgres://app:[hidden]@db/orders' });
+      const trace = `Error: login refused (${password}) at ${url}`;
+      expect(maskTaskConfig(trace, { 'connection.url': url }, new Set())).toBe(
+        'Error: login refused ([hidden]) at postgres://app:[hidden]@db/orders',
+      );
+    }
+    expect(maskUrlPasswords('a://u:x@h1,b://v:y,z@h2')).toBe('a://u:[hidden]@h1,b://v:[hidden]@h2');
+  });
+
   it('shows a URL password as [hidden] in a connector config, whether or not a password key is set too', () => {
     const passwords = new Set(['connection.password']);
     expect(
