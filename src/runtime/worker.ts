@@ -940,6 +940,8 @@ function tombstone(entry: OffsetEntry): OffsetEntry {
  */
 export const MAX_CONNECTOR_NAME_LENGTH = 1000;
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 function checkName(name: string, config: Readonly<Record<string, string>>): void {
   const problems: string[] = [];
   if (name.trim() === '') problems.push('the connector name is empty: give a non-empty name');
@@ -951,6 +953,10 @@ function checkName(name: string, config: Readonly<Record<string, string>>): void
   }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) problems.push('the connector name contains control characters');
+  // A lone surrogate (JSON's "\ud800") has no UTF-8 form, so no URL can address the connector.
+  if (LONE_SURROGATE.test(name)) {
+    problems.push('the connector name contains a lone UTF-16 surrogate, which no URL can carry: give well-formed Unicode');
+  }
   if (config.name !== undefined && config.name !== name) {
     problems.push(`Connector name configuration (${config.name}) doesn't match connector name in the URL (${name})`);
   }

@@ -752,6 +752,22 @@ describe('REST API: safety', () => {
     expect(worker.connectorNames()).toEqual([]);
   });
 
+  it('refuses at create a name with a lone surrogate, which no URL can address, and registers nothing', async () => {
+    const { app, worker } = await setUp();
+    // JSON's \ud800 escape is valid JSON but no Unicode text: encodeURIComponent throws on it.
+    for (const name of ['x\\ud800y', 'x\\udc00', '\\ud83c']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/connectors',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"name": "${name}", "config": {"connector.class": "line", "topic": "lines"}}`,
+      });
+      expect(res.statusCode, name).toBe(400);
+      expect(JSON.parse(res.body).message).toContain('lone UTF-16 surrogate');
+    }
+    expect(worker.connectorNames()).toEqual([]);
+  });
+
   it('routes connector names with reserved characters when URL-encoded', async () => {
     const { call } = await setUp();
     const name = 'a/b c#d';
