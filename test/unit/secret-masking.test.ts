@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/api/errors.js';
 import type { Logger } from '../../src/api/logger.js';
+import { describeFailure } from '../../src/cli/standalone.js';
 import { maskConfig, maskingLogger, maskTaskConfig, maskUrlPasswords } from '../../src/runtime/connector-config.js';
 
 describe('secret masking', () => {
@@ -29,6 +31,18 @@ describe('secret masking', () => {
       );
     }
     expect(maskUrlPasswords('a://u:x@h1,b://v:y,z@h2')).toBe('a://u:[hidden]@h1,b://v:[hidden]@h2');
+  });
+
+  it('hides a URL password quoted in the start-up failure the tributary command prints', () => {
+    const invalid = new ConfigError("config of connector 'dg'", [
+      'tasks.max: expected integer >= 1, got "postgres://app:s3cret-pw@db/x"',
+    ]);
+    expect(describeFailure(invalid)).toBe(
+      `CONFIG_INVALID: Invalid config of connector 'dg': tasks.max: expected integer >= 1, got "postgres://app:[hidden]@db/x"`,
+    );
+    const plain = describeFailure(new Error('cannot reach postgres://app:s3cret-pw@db/x'));
+    expect(plain).toContain('cannot reach postgres://app:[hidden]@db/x');
+    expect(plain).not.toContain('s3cret-pw');
   });
 
   it('shows a URL password as [hidden] in a connector config, whether or not a password key is set too', () => {
