@@ -382,7 +382,11 @@ export class ConnectorRunner {
       return (await instance.taskConfigs(this.spec.tasksMax, this.spec.parsed)).slice(0, this.spec.tasksMax);
     } catch (e) {
       this.instance = undefined;
-      await Promise.resolve(instance.stop()).catch(() => {});
+      // A stop() that throws at once (it may clean up what the failed start() never opened)
+      // must not replace the start() error.
+      await Promise.resolve()
+        .then(() => instance.stop())
+        .catch((err: unknown) => this.log.warn({ event: 'connector.stop.failed', err }, 'connector stop() threw; ignored'));
       this.markFailed(toTributaryError(e, 'CONNECTOR_FAILED', `Connector '${this.name}' failed to start`));
       return undefined;
     }
