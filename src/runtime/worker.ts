@@ -957,6 +957,9 @@ function checkName(name: string, config: Readonly<Record<string, string>>): void
   }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) problems.push('the connector name contains control characters');
+  // URL clients (fetch, browsers) drop a '.' or '..' path segment, even as %2E%2E: no route would see it.
+  if (name === '.' || name === '..')
+    problems.push(`the connector name is '${name}', which URLs take as a path step: give another name`);
   // A lone surrogate (JSON's "\ud800") has no UTF-8 form, so no URL can address the connector.
   if (LONE_SURROGATE.test(name)) {
     problems.push('the connector name contains a lone UTF-16 surrogate, which no URL can carry: give well-formed Unicode');
