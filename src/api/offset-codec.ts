@@ -120,7 +120,7 @@ function unknownKeys(codec: t.Mixed, value: unknown, path: string): string[] {
         ? Object.entries(value).flatMap(([k, v]) => unknownKeys(type.codomain as t.Mixed, v, `${path}.${k}`))
         : [];
   }
-  const props = propsOf(codec);
+  const props = propsOf(codec, value);
   if (props === undefined || !isPlainObject(value)) return [];
   const known = Object.keys(props);
   const problems: string[] = [];
@@ -133,8 +133,11 @@ function unknownKeys(codec: t.Mixed, value: unknown, path: string): string[] {
   return problems;
 }
 
-/** The declared properties of an object codec (of every member of an intersection), or undefined when not all are known. */
-function propsOf(codec: t.Mixed): Record<string, t.Mixed> | undefined {
+/**
+ * The declared properties of an object codec (of every member of an intersection; of the union
+ * members `value` decodes as, chosen as in {@link unknownKeys}), or undefined when not all are known.
+ */
+function propsOf(codec: t.Mixed, value: unknown): Record<string, t.Mixed> | undefined {
   const type = codec as t.Mixed & Record<string, unknown>;
   switch (type._tag) {
     case 'InterfaceType':
@@ -145,23 +148,36 @@ function propsOf(codec: t.Mixed): Record<string, t.Mixed> | undefined {
     case 'ReadonlyType':
     case 'RefinementType':
     case 'RecursiveType':
-      return propsOf(type.type as t.Mixed);
-    case 'IntersectionType': {
-      const all: Record<string, t.Mixed> = Object.create(null);
-      for (const member of type.types as t.Mixed[]) {
-        const props = propsOf(member);
-        if (props === undefined) return undefined;
-        // A key declared by two members holds what either declares below it, as io-ts checks it against both.
-        for (const [k, v] of Object.entries(props)) {
-          const seen = Object.hasOwn(all, k) ? all[k] : undefined;
-          all[k] = seen === undefined ? v : t.intersection([seen, v]);
-        }
-      }
-      return all;
+      return propsOf(type.type as t.Mixed, value);
+    case 'IntersectionType':
+      return mergeProps(type.types as t.Mixed[], value);
+    case 'UnionType': {
+      // Inside an intersection: the member io-ts picks, and the later ones that take the value
+      // when that member keeps the keys it does not declare.
+      const decoding = (type.types as t.Mixed[]).filter((m) => m.decode(value)._tag === 'Right');
+      const chosen = decoding[0];
+      if (chosen === undefined) return undefined;
+      const decoded = chosen.decode(value);
+      return mergeProps(decoded._tag === 'Right' && keepsKeys(value, decoded.right) ? decoding : [chosen], value);
     }
     default:
       return undefined;
   }
+}
+
+/** The properties of all `members`, or undefined when not all are known. */
+function mergeProps(members: t.Mixed[], value: unknown): Record<string, t.Mixed> | undefined {
+  const all: Record<string, t.Mixed> = Object.create(null);
+  for (const member of members) {
+    const props = propsOf(member, value);
+    if (props === undefined) return undefined;
+    // A key declared by two members holds what either declares below it, as io-ts checks it against both.
+    for (const [k, v] of Object.entries(props)) {
+      const seen = Object.hasOwn(all, k) ? all[k] : undefined;
+      all[k] = seen === undefined ? v : t.intersection([seen, v]);
+    }
+  }
+  return all;
 }
 
 /** True when every key of `input`, at every depth, is still in `output` (no codec stripped it). */

@@ -102,6 +102,32 @@ describe('offsetCodec', () => {
     });
   });
 
+  it('with exact, refuses a typo beside the keys of an intersection with a union, and takes every valid variant', () => {
+    // A common shape: keys every offset has, and the keys of one kind of position.
+    const tagged = offsetCodec({
+      partition: t.type({ f: t.string }),
+      offset: t.intersection([
+        t.type({ file: t.string }),
+        t.union([t.type({ kind: t.literal('line'), line: t.number }), t.type({ kind: t.literal('byte'), pos: t.number })]),
+        t.partial({ note: t.string }),
+      ]),
+    });
+    expect(tagged.decodeOffset({ file: 'a', kind: 'line', line: 3 }, { exact: true }).ok).toBe(true);
+    expect(tagged.decodeOffset({ file: 'a', kind: 'byte', pos: 9, note: 'x' }, { exact: true }).ok).toBe(true);
+    expect(tagged.decodeOffset({ file: 'a', kind: 'line', line: 3, lnie: 4 }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['offset.lnie: unknown key (known: file, kind, line, note)'],
+    });
+    const growing = offsetCodec({
+      partition: t.type({ f: t.string }),
+      offset: t.intersection([
+        t.type({ file: t.string }),
+        t.union([t.type({ a: t.number }), t.type({ a: t.number, b: t.number })]),
+      ]),
+    });
+    expect(growing.decodeOffset({ file: 'x', a: 1, b: 2 }, { exact: true }).ok).toBe(true);
+  });
+
   it('with exact, refuses keys named like Object.prototype members (constructor, toString, __proto__)', () => {
     for (const key of ['constructor', 'toString', '__proto__']) {
       const value = JSON.parse(`{"lsn": "0/1", "txId": null, "parts": [{"pos": 1, "${key}": 2}], "${key}": {"x": 1}}`);
