@@ -99,9 +99,16 @@ function unknownKeys(codec: t.Mixed, value: unknown, path: string): string[] {
     case 'RecursiveType':
       return unknownKeys(type.type as t.Mixed, value, path);
     case 'UnionType': {
-      // The member the value decodes as is the one whose keys count.
-      const member = (type.types as t.Mixed[]).find((m) => m.is(value) || m.decode(value)._tag === 'Right');
-      return member ? unknownKeys(member, value, path) : [];
+      // io-ts decodes as the first member that takes the value, so its keys count. A key it does
+      // not declare but keeps (t.type strips nothing) is known when a later member that takes
+      // the value declares it: `t.union([t.type({ a }), t.type({ a, b })])` knows `{ a, b }`.
+      const [chosen, ...later] = (type.types as t.Mixed[]).filter((m) => m.decode(value)._tag === 'Right');
+      if (chosen === undefined) return [];
+      const problems = unknownKeys(chosen, value, path);
+      if (problems.length === 0) return [];
+      const decoded = chosen.decode(value);
+      const kept = decoded._tag === 'Right' && keepsKeys(value, decoded.right);
+      return kept && later.some((m) => unknownKeys(m, value, path).length === 0) ? [] : problems;
     }
     case 'ArrayType':
     case 'ReadonlyArrayType':
@@ -113,20 +120,24 @@ function unknownKeys(codec: t.Mixed, value: unknown, path: string): string[] {
         ? Object.entries(value).flatMap(([k, v]) => unknownKeys(type.codomain as t.Mixed, v, `${path}.${k}`))
         : [];
   }
-  const props = propsOf(codec);
+  const props = propsOf(codec, value);
   if (props === undefined || !isPlainObject(value)) return [];
   const known = Object.keys(props);
   const problems: string[] = [];
   for (const [k, v] of Object.entries(value)) {
-    const prop = props[k];
+    // Own keys only: `constructor` or `__proto__` in the data is no key the codec declares.
+    const prop = Object.hasOwn(props, k) ? props[k] : undefined;
     if (prop === undefined) problems.push(`${path}.${k}: unknown key (known: ${known.length > 0 ? known.join(', ') : 'none'})`);
     else problems.push(...unknownKeys(prop, v, `${path}.${k}`));
   }
   return problems;
 }
 
-/** The declared properties of an object codec (of every member of an intersection), or undefined when not all are known. */
-function propsOf(codec: t.Mixed): Record<string, t.Mixed> | undefined {
+/**
+ * The declared properties of an object codec (of every member of an intersection; of the union
+ * members `value` decodes as, chosen as in {@link unknownKeys}), or undefined when not all are known.
+ */
+function propsOf(codec: t.Mixed, value: unknown): Record<string, t.Mixed> | undefined {
   const type = codec as t.Mixed & Record<string, unknown>;
   switch (type._tag) {
     case 'InterfaceType':
@@ -137,20 +148,44 @@ function propsOf(codec: t.Mixed): Record<string, t.Mixed> | undefined {
     case 'ReadonlyType':
     case 'RefinementType':
     case 'RecursiveType':
-      return propsOf(type.type as t.Mixed);
-    case 'IntersectionType': {
-      const all: Record<string, t.Mixed> = {};
-      for (const member of type.types as t.Mixed[]) {
-        const props = propsOf(member);
-        if (props === undefined) return undefined;
-        // A key declared by two members is checked against the first; io-ts checks it against both.
-        for (const [k, v] of Object.entries(props)) all[k] ??= v;
-      }
-      return all;
+      return propsOf(type.type as t.Mixed, value);
+    case 'IntersectionType':
+      return mergeProps(type.types as t.Mixed[], value);
+    case 'UnionType': {
+      // Inside an intersection: the member io-ts picks, and the later ones that take the value
+      // when that member keeps the keys it does not declare.
+      const decoding = (type.types as t.Mixed[]).filter((m) => m.decode(value)._tag === 'Right');
+      const chosen = decoding[0];
+      if (chosen === undefined) return undefined;
+      const decoded = chosen.decode(value);
+      return mergeProps(decoded._tag === 'Right' && keepsKeys(value, decoded.right) ? decoding : [chosen], value);
     }
     default:
       return undefined;
   }
+}
+
+/** The properties of all `members`, or undefined when not all are known. */
+function mergeProps(members: t.Mixed[], value: unknown): Record<string, t.Mixed> | undefined {
+  const all: Record<string, t.Mixed> = Object.create(null);
+  for (const member of members) {
+    const props = propsOf(member, value);
+    if (props === undefined) return undefined;
+    // A key declared by two members holds what either declares below it, as io-ts checks it against both.
+    for (const [k, v] of Object.entries(props)) {
+      const seen = Object.hasOwn(all, k) ? all[k] : undefined;
+      all[k] = seen === undefined ? v : t.intersection([seen, v]);
+    }
+  }
+  return all;
+}
+
+/** True when every key of `input`, at every depth, is still in `output` (no codec stripped it). */
+function keepsKeys(input: unknown, output: unknown): boolean {
+  if (Array.isArray(input)) return Array.isArray(output) && input.every((v, i) => keepsKeys(v, output[i]));
+  if (!isPlainObject(input)) return true;
+  if (!isPlainObject(output)) return false;
+  return Object.entries(input).every(([k, v]) => Object.hasOwn(output, k) && keepsKeys(v, output[k]));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -68,12 +68,23 @@ function withName(config: Record<string, string>, file: string, extra: Partial<C
 }
 
 async function readText(path: string, what: string): Promise<string> {
+  let bytes: Buffer;
   try {
-    return await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (e) {
     throw new ConfigError(`${what} ${path}`, [`cannot read the file: ${(e as Error).message}`]);
   }
+  try {
+    // Decoding with replacement would turn a Latin-1 'é' into U+FFFD in a name, path or topic.
+    return utf8.decode(bytes);
+  } catch {
+    throw new ConfigError(`${what} ${path}`, [
+      'the file is not valid UTF-8: save it as UTF-8 (in .properties, \\uXXXX escapes also work)',
+    ]);
+  }
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function parseJson(text: string, path: string): unknown {
   try {

@@ -8,6 +8,7 @@ import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection
 import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { maskUrlPasswords } from '../runtime/connector-config.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -156,8 +157,11 @@ function embeddedAdapters(
   return { offsetStore, createSender: async () => shared };
 }
 
-/** Prints an error for a person: the message of a Tributary error, the stack of anything else. */
+/**
+ * Prints an error for a person: the message of a Tributary error, the stack of anything else.
+ * A message may quote a config value, so URL passwords in it are shown as `[hidden]`.
+ */
 export function describeFailure(e: unknown): string {
-  if (isTributaryError(e)) return `${e.code}: ${e.message}`;
-  return e instanceof Error ? (e.stack ?? e.message) : String(e);
+  if (isTributaryError(e)) return maskUrlPasswords(`${e.code}: ${e.message}`);
+  return maskUrlPasswords(e instanceof Error ? (e.stack ?? e.message) : String(e));
 }

@@ -161,8 +161,11 @@ export function maskUrlPasswords(text: string): string {
   });
 }
 
-/** `://` and the authority after it (up to a path, query, fragment, space, comma or quote). */
-const URL_AUTHORITY = /(?<=:\/\/)[^/?#\s,;"'<>]+/g;
+/**
+ * `://` and the authority after it (up to a path, query, fragment, space, `"`, `<` or `>`).
+ * `,`, `;` and `'` are legal in a URL's user info (RFC 3986 sub-delims), so a password may hold them.
+ */
+const URL_AUTHORITY = /(?<=:\/\/)[^/?#\s"<>]+/g;
 
 /** The passwords of the URLs in a text (see {@link maskUrlPasswords}), as written. */
 function urlPasswords(text: string): string[] {

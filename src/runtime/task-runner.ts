@@ -224,9 +224,9 @@ export class TaskRunner<P, O, C> {
   abort(): void {
     this.stopping = true;
     this.shutdown ??= Promise.resolve();
-    this.heartbeatTimer?.unsubscribe();
+    this.unsubscribe(this.heartbeatTimer, 'heartbeat');
     this.flushTimer?.unsubscribe();
-    this.round?.unsubscribe();
+    this.unsubscribe(this.round, 'poll round');
     this.wake();
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
   }
@@ -667,7 +667,7 @@ export class TaskRunner<P, O, C> {
   private async closeOnce(): Promise<void> {
     this.stopping = true;
     // Heartbeats stop at once; periodic flushes go on until the final flush.
-    this.heartbeatTimer?.unsubscribe();
+    this.unsubscribe(this.heartbeatTimer, 'heartbeat');
     this.wake();
     const timeout = this.settings.shutdownTimeoutMs;
     // Never call the task's stop() while its start() still runs: a stop() that comes first
@@ -676,7 +676,7 @@ export class TaskRunner<P, O, C> {
     if (!(await withTimeout(this.clock, this.loop, timeout)).ok) {
       this.log.warn({ event: 'task.stop.round.timeout' }, `poll round still running after ${timeout} ms; abandoned`);
     }
-    this.round?.unsubscribe();
+    this.unsubscribe(this.round, 'poll round');
     await this.awaitInFlight(timeout);
     this.flushTimer?.unsubscribe();
     // A write that timed out may still land: give it the grace period before the final flush.
@@ -701,6 +701,19 @@ export class TaskRunner<P, O, C> {
     }
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
     this.log.info({ event: 'task.stopped', state: this.status.state }, 'task stopped');
+  }
+
+  /**
+   * Ends a subscription to the task's Observables. Their teardown is the task's code: one that
+   * throws (RxJS's UnsubscriptionError) must not end the stop before the final flush and the
+   * task's stop().
+   */
+  private unsubscribe(subscription: Subscription | undefined, what: string): void {
+    try {
+      subscription?.unsubscribe();
+    } catch (err) {
+      this.log.warn({ event: 'task.unsubscribe.failed', err }, `the teardown of the task's ${what} Observable threw; ignored`);
+    }
   }
 
   /** Calls the task's stop() once, bounded by the grace period; never rejects. */

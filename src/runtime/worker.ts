@@ -389,7 +389,11 @@ export class ConnectorRunner {
       return (await instance.taskConfigs(this.spec.tasksMax, this.spec.parsed)).slice(0, this.spec.tasksMax);
     } catch (e) {
       this.instance = undefined;
-      await Promise.resolve(instance.stop()).catch(() => {});
+      // A stop() that throws at once (it may clean up what the failed start() never opened)
+      // must not replace the start() error.
+      await Promise.resolve()
+        .then(() => instance.stop())
+        .catch((err: unknown) => this.log.warn({ event: 'connector.stop.failed', err }, 'connector stop() threw; ignored'));
       this.markFailed(toTributaryError(e, 'CONNECTOR_FAILED', `Connector '${this.name}' failed to start`));
       return undefined;
     }
@@ -985,6 +989,8 @@ function tombstone(entry: OffsetEntry): OffsetEntry {
  */
 export const MAX_CONNECTOR_NAME_LENGTH = 1000;
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 function checkName(name: string, config: Readonly<Record<string, string>>): void {
   const problems: string[] = [];
   if (name.trim() === '') problems.push('the connector name is empty: give a non-empty name');
@@ -996,6 +1002,13 @@ function checkName(name: string, config: Readonly<Record<string, string>>): void
   }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) problems.push('the connector name contains control characters');
+  // URL clients (fetch, browsers) drop a '.' or '..' path segment, even as %2E%2E: no route would see it.
+  if (name === '.' || name === '..')
+    problems.push(`the connector name is '${name}', which URLs take as a path step: give another name`);
+  // A lone surrogate (JSON's "\ud800") has no UTF-8 form, so no URL can address the connector.
+  if (LONE_SURROGATE.test(name)) {
+    problems.push('the connector name contains a lone UTF-16 surrogate, which no URL can carry: give well-formed Unicode');
+  }
   if (config.name !== undefined && config.name !== name) {
     problems.push(`Connector name configuration (${config.name}) doesn't match connector name in the URL (${name})`);
   }

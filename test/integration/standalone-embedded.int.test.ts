@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_CONNECTOR_NAME_LENGTH } from '../../src/runtime/worker.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const tsx = join(root, 'node_modules/tsx/dist/loader.mjs');
@@ -153,8 +154,9 @@ describe('tributary standalone on the embedded default', () => {
       join(dir, 'good.properties'),
       ['name=good', 'connector.class=./examples/datagen/src/index.ts#DatagenConnector', 'topic=events', 'rate=200'].join('\n'),
     );
-    // Too long for a file name, and for Kafka (at most 249 characters).
-    const longName = 'n'.repeat(2100);
+    // The longest name a connector may have (MAX_CONNECTOR_NAME_LENGTH): its topic is too long
+    // for a file name, and for Kafka (at most 249 characters).
+    const longName = 'n'.repeat(MAX_CONNECTOR_NAME_LENGTH);
     await writeFile(
       join(dir, 'bad.properties'),
       [
@@ -184,7 +186,7 @@ describe('tributary standalone on the embedded default', () => {
     const failed = logEvents(run.stderr()).find((e) => e.event === 'task.failed');
     expect(failed?.connector).toBe(longName);
     expect((failed?.err as { code?: string } | undefined)?.code).toBe('RECORD_INVALID');
-    expect(bad?.tasks[0]?.trace).toContain("is 2102 characters long, more than Kafka's 249");
+    expect(bad?.tasks[0]?.trace).toContain(`is ${MAX_CONNECTOR_NAME_LENGTH + 2} characters long, more than Kafka's 249`);
     // The other connector goes on writing after the bad one failed.
     const before = (await events()).split('\n').filter(Boolean).length;
     const moreLines = async () => (await events()).split('\n').filter(Boolean).length > before;

@@ -70,4 +70,22 @@ describe('connector files', () => {
     await expect(readConnectorFile(noClass)).rejects.toThrow(/missing "connector.class"/);
     await expect(readWorkerConfig(join(dir, 'nope.properties'))).rejects.toThrow(/cannot read the file/);
   });
+
+  it('refuses a connector or worker file that is not valid UTF-8 instead of reading U+FFFD into its values', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    // 'café' in Latin-1: the lone byte 0xE9 is no UTF-8.
+    const latin1 = Buffer.concat([Buffer.from('name=caf'), Buffer.from([0xe9]), Buffer.from('\nconnector.class=x\ntopic=t\n')]);
+    await writeFile(join(dir, 'c.properties'), latin1);
+    await writeFile(
+      join(dir, 'c.json'),
+      Buffer.concat([Buffer.from('{"name": "caf'), Buffer.from([0xe9]), Buffer.from('", "config": {"connector.class": "x"}}')]),
+    );
+    for (const file of ['c.properties', 'c.json']) {
+      await expect(readConnectorFile(join(dir, file)), file).rejects.toThrow(/is not valid UTF-8/);
+    }
+    await writeFile(join(dir, 'w.properties'), latin1);
+    await expect(readWorkerConfig(join(dir, 'w.properties'))).rejects.toThrow(/is not valid UTF-8/);
+    await writeFile(join(dir, 'ok.properties'), 'name=café\nconnector.class=x\n');
+    expect((await readConnectorFile(join(dir, 'ok.properties'))).name).toBe('café');
+  });
 });

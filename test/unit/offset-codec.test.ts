@@ -66,6 +66,78 @@ describe('offsetCodec', () => {
     expect(rich.decodeOffset({ kind: 'map', byTable: { t1: { n: 1 } } }, { exact: true }).ok).toBe(true);
   });
 
+  it('with exact, takes a union value whose keys a later member declares, when the member io-ts picks keeps them', () => {
+    const growing = offsetCodec({
+      partition: t.type({ f: t.string }),
+      offset: t.union([t.type({ lsn: t.string }), t.type({ lsn: t.string, txId: t.number })]),
+    });
+    expect(growing.decodeOffset({ lsn: '0/1', txId: 7 }, { exact: true })).toEqual({ ok: true, value: { lsn: '0/1', txId: 7 } });
+    expect(growing.decodeOffset({ lsn: '0/1', txid: 7 }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['offset.txid: unknown key (known: lsn)'],
+    });
+    // t.strict strips what it does not declare: the decoded offset would lose txId, so it is refused.
+    const stripping = offsetCodec({
+      partition: t.type({ f: t.string }),
+      offset: t.union([t.strict({ lsn: t.string }), t.type({ lsn: t.string, txId: t.number })]),
+    });
+    expect(stripping.decodeOffset({ lsn: '0/1', txId: 7 }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['offset.txId: unknown key (known: lsn)'],
+    });
+  });
+
+  it('with exact, takes the keys every member of an intersection declares under a key they share', () => {
+    const shared = offsetCodec({
+      partition: t.type({ f: t.string }),
+      offset: t.intersection([t.type({ pos: t.type({ file: t.string }) }), t.type({ pos: t.type({ line: t.number }) })]),
+    });
+    expect(shared.decodeOffset({ pos: { file: 'a', line: 3 } }, { exact: true })).toEqual({
+      ok: true,
+      value: { pos: { file: 'a', line: 3 } },
+    });
+    expect(shared.decodeOffset({ pos: { file: 'a', line: 3, lnie: 4 } }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['offset.pos.lnie: unknown key (known: file, line)'],
+    });
+  });
+
+  it('with exact, refuses a typo beside the keys of an intersection with a union, and takes every valid variant', () => {
+    // A common shape: keys every offset has, and the keys of one kind of position.
+    const tagged = offsetCodec({
+      partition: t.type({ f: t.string }),
+      offset: t.intersection([
+        t.type({ file: t.string }),
+        t.union([t.type({ kind: t.literal('line'), line: t.number }), t.type({ kind: t.literal('byte'), pos: t.number })]),
+        t.partial({ note: t.string }),
+      ]),
+    });
+    expect(tagged.decodeOffset({ file: 'a', kind: 'line', line: 3 }, { exact: true }).ok).toBe(true);
+    expect(tagged.decodeOffset({ file: 'a', kind: 'byte', pos: 9, note: 'x' }, { exact: true }).ok).toBe(true);
+    expect(tagged.decodeOffset({ file: 'a', kind: 'line', line: 3, lnie: 4 }, { exact: true })).toEqual({
+      ok: false,
+      problems: ['offset.lnie: unknown key (known: file, kind, line, note)'],
+    });
+    const growing = offsetCodec({
+      partition: t.type({ f: t.string }),
+      offset: t.intersection([
+        t.type({ file: t.string }),
+        t.union([t.type({ a: t.number }), t.type({ a: t.number, b: t.number })]),
+      ]),
+    });
+    expect(growing.decodeOffset({ file: 'x', a: 1, b: 2 }, { exact: true }).ok).toBe(true);
+  });
+
+  it('with exact, refuses keys named like Object.prototype members (constructor, toString, __proto__)', () => {
+    for (const key of ['constructor', 'toString', '__proto__']) {
+      const value = JSON.parse(`{"lsn": "0/1", "txId": null, "parts": [{"pos": 1, "${key}": 2}], "${key}": {"x": 1}}`);
+      expect(codec.decodeOffset(value, { exact: true })).toEqual({
+        ok: false,
+        problems: [`offset.parts[0].${key}: unknown key (known: pos)`, `offset.${key}: unknown key (known: lsn, txId, parts)`],
+      });
+    }
+  });
+
   it('says what is missing', () => {
     const r = codec.decodePartition({ schema: 'public' });
     expect(r).toEqual({ ok: false, problems: ['partition.table: expected string, got nothing'] });

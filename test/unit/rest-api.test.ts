@@ -752,6 +752,36 @@ describe('REST API: safety', () => {
     expect(worker.connectorNames()).toEqual([]);
   });
 
+  it('refuses at create a name with a lone surrogate, which no URL can address, and registers nothing', async () => {
+    const { app, worker } = await setUp();
+    // JSON's \ud800 escape is valid JSON but no Unicode text: encodeURIComponent throws on it.
+    for (const name of ['x\\ud800y', 'x\\udc00', '\\ud83c']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/connectors',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"name": "${name}", "config": {"connector.class": "line", "topic": "lines"}}`,
+      });
+      expect(res.statusCode, name).toBe(400);
+      expect(JSON.parse(res.body).message).toContain('lone UTF-16 surrogate');
+    }
+    expect(worker.connectorNames()).toEqual([]);
+  });
+
+  it("refuses the names '.' and '..' at create, which URL clients drop from the path even percent-encoded", async () => {
+    const { call, worker } = await setUp();
+    // What fetch() or a browser sends for /connectors/%2E%2E/status: the name is gone.
+    expect(new URL(`/connectors/${encodeURIComponent('..')}/status`, 'http://worker').pathname).toBe('/status');
+    expect(new URL('/connectors/%2E%2E/status', 'http://worker').pathname).toBe('/status');
+    for (const name of ['.', '..']) {
+      const res = await call('POST', '/connectors', { name, config: line() });
+      expect(res.status, name).toBe(400);
+      expect(res.body.message).toContain(`the connector name is '${name}', which URLs take as a path step`);
+    }
+    expect(worker.connectorNames()).toEqual([]);
+    expect((await call('POST', '/connectors', { name: '...', config: line() })).status).toBe(201);
+  });
+
   it('routes connector names with reserved characters when URL-encoded', async () => {
     const { call } = await setUp();
     const name = 'a/b c#d';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/api/errors.js';
 import type { Logger } from '../../src/api/logger.js';
+import { describeFailure } from '../../src/cli/standalone.js';
 import { maskConfig, maskingLogger, maskTaskConfig, maskUrlPasswords } from '../../src/runtime/connector-config.js';
 
 describe('secret masking', () => {
@@ -16,6 +18,31 @@ describe('secret masking', () => {
       ['no url here: a:b@c', 'no url here: a:b@c'],
     ];
     for (const [text, masked] of cases) expect(maskUrlPasswords(text), text).toBe(masked);
+  });
+
+  it("hides a URL password holding ',', ';' or a quote (legal in user info), whole, in configs and task configs", () => {
+    for (const password of ['s3cr,et', 's3cr;et', "it's-s3cret", 'a,b;c'] as const) {
+      const url = `postgres://app:${password}@db/orders`;
+      expect(maskUrlPasswords(url), url).toBe('postgres://app:[hidden]@db/orders');
+      expect(maskConfig({ 'connection.url': url }, new Set())).toEqual({ 'connection.url': 'postgres://app:[hidden]@db/orders' });
+      const trace = `Error: login refused (${password}) at ${url}`;
+      expect(maskTaskConfig(trace, { 'connection.url': url }, new Set())).toBe(
+        'Error: login refused ([hidden]) at postgres://app:[hidden]@db/orders',
+      );
+    }
+    expect(maskUrlPasswords('a://u:x@h1,b://v:y,z@h2')).toBe('a://u:[hidden]@h1,b://v:[hidden]@h2');
+  });
+
+  it('hides a URL password quoted in the start-up failure the tributary command prints', () => {
+    const invalid = new ConfigError("config of connector 'dg'", [
+      'tasks.max: expected integer >= 1, got "postgres://app:s3cret-pw@db/x"',
+    ]);
+    expect(describeFailure(invalid)).toBe(
+      `CONFIG_INVALID: Invalid config of connector 'dg': tasks.max: expected integer >= 1, got "postgres://app:[hidden]@db/x"`,
+    );
+    const plain = describeFailure(new Error('cannot reach postgres://app:s3cret-pw@db/x'));
+    expect(plain).toContain('cannot reach postgres://app:[hidden]@db/x');
+    expect(plain).not.toContain('s3cret-pw');
   });
 
   it('shows a URL password as [hidden] in a connector config, whether or not a password key is set too', () => {

@@ -209,6 +209,35 @@ describe('failure', () => {
 });
 
 describe('failures that must stay inside the task', () => {
+  it("stops, flushes and calls stop() when the teardown of the task's poll or heartbeat Observable throws", async () => {
+    const task = new ScriptedTask();
+    let stopCalls = 0;
+    task.stop = () => {
+      stopCalls++;
+    };
+    // e.g. `return () => cursor.close()` on a cursor that is gone: RxJS throws UnsubscriptionError.
+    const throwingTeardown = <T>(first?: T) =>
+      new Observable<T>((sub) => {
+        if (first) sub.next(first);
+        return () => {
+          throw new Error('cursor.close() of a cursor that is gone');
+        };
+      });
+    task.rounds = [() => throwingTeardown(record('a', 1))];
+    task.heartbeat = () => throwingTeardown();
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      connectorConfig: { 'heartbeat.interval.ms': 100 },
+      workerConfig: { 'offset.flush.interval.ms': 3_600_000, 'task.shutdown.graceful.timeout.ms': 1000 },
+    });
+    await run.advanceBy('500ms');
+    expect(run.records('data')).toHaveLength(1);
+    await run.stop();
+    expect(run.status.state).toBe('STOPPED');
+    expect(await run.committedOffset({ stream: 'a' })).toEqual({ n: 1 });
+    expect(stopCalls).toBe(1);
+  });
+
   /** A runner of a scripted task on a virtual clock, with the warnings it logs. */
   function runner(options: { store?: MemoryOffsetStore; listener?: ConstructorParameters<typeof TaskRunner>[0]['listener'] }) {
     const clock = new VirtualClock();

@@ -32,6 +32,17 @@ class FailingConnector extends DatagenConnector {
   }
 }
 
+/** A connector whose stop() assumes start() opened its pool: it throws at once after a failed start(). */
+class FailingStopConnector extends DatagenConnector {
+  private pool: { end(): void } | undefined;
+  override start(): void {
+    throw new Error('source unreachable');
+  }
+  override stop(): void {
+    (this.pool as { end(): void }).end();
+  }
+}
+
 function worker(store = new MemoryOffsetStore(), extra: Partial<WorkerOptions> = {}) {
   const sender = new MockSender(systemClock);
   const w = new Worker({
@@ -41,6 +52,7 @@ function worker(store = new MemoryOffsetStore(), extra: Partial<WorkerOptions> =
     loadConnector: async (spec) => {
       if (spec === 'growing') return GrowingConnector;
       if (spec === 'failing') return FailingConnector;
+      if (spec === 'failing-stop') return FailingStopConnector;
       if (spec !== 'datagen') throw new Error(`unknown ${spec}`);
       return DatagenConnector;
     },
@@ -195,6 +207,20 @@ describe('Worker', () => {
     expect(await store.read('gen')).toEqual([at(7)]);
     await w.createConnector('gen', config({ 'connector.class': 'failing' }));
     expect(w.connectorStatus('gen').connector.state).toBe('FAILED');
+    await w.stop();
+  });
+
+  it("reports a connector's start() failure, not the error of a stop() that throws at once after it", async () => {
+    const { w } = worker();
+    await w.start();
+    await w.createConnector('gen', config({ 'connector.class': 'failing-stop' }));
+    const status = w.connectorStatus('gen').connector;
+    expect(status.state).toBe('FAILED');
+    expect(status.trace).toContain('source unreachable');
+    await expect(
+      w.createConnector('other', config({ 'connector.class': 'failing-stop' }), { offsets: [at(1)] }),
+    ).rejects.toMatchObject({ code: 'CONNECTOR_FAILED', message: expect.stringContaining('failed to start') });
+    expect(w.connectorNames()).toEqual(['gen']);
     await w.stop();
   });
 
