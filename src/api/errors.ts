@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   POLL_FAILED: { retriable: false },
   HEARTBEAT_FAILED: { retriable: false },
   SEND_FAILED: { retriable: false },
+  TRANSFORM_FAILED: { retriable: false },
   TOPIC_INVALID: { retriable: false },
   PLUGIN_NOT_FOUND: { retriable: false },
   CONNECTOR_EXISTS: { retriable: false },

@@ -5,11 +5,14 @@ import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '..
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import type { OffsetReader, SourceTask, SourceTaskContext } from '../api/source-task.js';
+import type { RecordHeader, TransformRecord } from '../api/transformation.js';
+import { connectValueText } from '../transforms/java-compat.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
 import type { TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
+import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
 
 /** Instrumentation: called synchronously as things happen. Keep listeners cheap. */
 export interface TaskListener {
@@ -37,6 +40,8 @@ export interface TaskRunnerOptions<P, O, C> {
   readonly listener?: TaskListener;
   /** Start PAUSED instead of RUNNING (KIP-980 `initial_state`). */
   readonly startPaused?: boolean;
+  /** The connector's transforms (`transforms=...`), applied to data records after poll(), before conversion. */
+  readonly transforms?: TransformChain;
 }
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
@@ -65,6 +70,7 @@ export class TaskRunner<P, O, C> {
   private readonly log: Logger;
   private readonly listener: TaskListener;
   private readonly id: string;
+  private readonly transforms: TransformChain;
 
   /** Partitions and offsets are kept encoded: a snapshot taken when the record was handed over. */
   private readonly submitted = new SubmittedRecords<JsonObject, JsonObject>();
@@ -97,6 +103,7 @@ export class TaskRunner<P, O, C> {
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = options.listener ?? {};
+    this.transforms = options.transforms ?? NO_TRANSFORMS;
   }
 
   /** The current state. */
@@ -279,6 +286,11 @@ export class TaskRunner<P, O, C> {
   private dispatch(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, heartbeat: boolean): void {
     if (this.status.state === 'FAILED') return;
     try {
+      // Heartbeat records never go through transforms: nothing may route one into a data topic.
+      if (!heartbeat && this.transforms.size > 0) {
+        this.dispatchTransformed(record as SourceRecord<P, O>);
+        return;
+      }
       const topic = heartbeat ? this.settings.heartbeatTopic : record.topic;
       if (typeof topic !== 'string' || topic.length === 0)
         throw this.invalid(
@@ -300,12 +312,72 @@ export class TaskRunner<P, O, C> {
         heartbeat,
         source: record,
       };
-      const part = this.encodePartition(record.sourcePartition);
-      const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
-      this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
+      this.submit(record, out);
     } catch (e) {
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
     }
+  }
+
+  /**
+   * A data record through the connector's transforms, then converted and sent. A record a
+   * transform drops is not sent, but its offset commits (behind the records before it), as in
+   * Kafka Connect.
+   */
+  private dispatchTransformed(record: SourceRecord<P, O>): void {
+    const headers: RecordHeader[] = [];
+    if (record.headers) for (const key in record.headers) headers.push({ key, value: record.headers[key] });
+    const input: TransformRecord = {
+      topic: record.topic,
+      kafkaPartition: record.kafkaPartition,
+      key: record.key,
+      value: record.value,
+      headers,
+      timestamp: record.timestamp,
+    };
+    let transformed: TransformRecord | null;
+    try {
+      transformed = this.transforms.apply(input);
+    } catch (e) {
+      throw toTributaryError(
+        e,
+        'TRANSFORM_FAILED',
+        `A transform of task ${this.id} failed on a record for topic '${record.topic}'`,
+      );
+    }
+    if (transformed === null) {
+      const part = this.encodePartition(record.sourcePartition);
+      this.submitted.submitAcked(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
+      return;
+    }
+    const topic = transformed.topic;
+    if (typeof topic !== 'string' || topic.length === 0)
+      throw this.invalid(record, 'has no topic after its transforms', 'a transform must leave a non-empty topic');
+    const partition = transformed.kafkaPartition;
+    if (partition !== undefined && partition !== null && !(Number.isInteger(partition) && partition >= 0)) {
+      throw this.invalid(
+        record,
+        `has kafkaPartition ${String(partition)} after its transforms`,
+        'it must be an integer >= 0 or absent',
+      );
+    }
+    const out: OutgoingRecord = {
+      topic,
+      partition: partition ?? undefined,
+      key: this.settings.keyConverter(transformed.key, topic),
+      value: this.settings.valueConverter(transformed.value, topic),
+      headers: headerMap(transformed.headers),
+      timestamp: transformed.timestamp ?? undefined,
+      heartbeat: false,
+      source: record,
+      transformed,
+    };
+    this.submit(record, out);
+  }
+
+  private submit(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, out: OutgoingRecord): void {
+    const part = this.encodePartition(record.sourcePartition);
+    const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
+    this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
   }
 
   private invalid(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, what: string, accepted: string): TributaryError {
@@ -596,6 +668,25 @@ export class TaskRunner<P, O, C> {
   private setStatus(status: TaskStatus): void {
     this.state$.next(status);
   }
+}
+
+/**
+ * Transformed headers as the sender takes them: text and bytes as they are, other values as
+ * Kafka Connect's SimpleHeaderConverter writes them; a null value drops the header; of a key
+ * that repeats, the last value wins (a record's headers are a map here).
+ */
+function headerMap(headers: readonly RecordHeader[]): Record<string, Buffer | string> | undefined {
+  if (headers.length === 0) return undefined;
+  const out: Record<string, Buffer | string> = {};
+  for (const { key, value } of headers) {
+    if (typeof value === 'string' || Buffer.isBuffer(value)) out[key] = value;
+    else {
+      const text = connectValueText(value);
+      if (text !== undefined) out[key] = text;
+      else delete out[key];
+    }
+  }
+  return out;
 }
 
 function safeJson(v: unknown): string {
