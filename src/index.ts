@@ -62,3 +62,13 @@ export {
   type SourceTaskClass,
   type SourceTaskContext,
 } from './api/source-task.js';
+export {
+  isPredicateClass,
+  isTransformationClass,
+  Predicate,
+  type PredicateClass,
+  type RecordHeader,
+  Transformation,
+  type TransformationClass,
+  type TransformRecord,
+} from './api/transformation.js';

@@ -645,6 +645,9 @@ export class TaskRunner<P, O, C> {
         );
       }
     }
+    this.transforms.close((alias, err) =>
+      this.log.warn({ event: 'transform.close.failed', transform: alias, err }, `close() of transform '${alias}' threw; ignored`),
+    );
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
     this.log.info({ event: 'task.stopped', state: this.status.state }, 'task stopped');
   }

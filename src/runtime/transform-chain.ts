@@ -150,11 +150,11 @@ async function resolveClass(
       });
       return undefined;
     }
-    const isModuleSpec = spec.includes('#') || spec.includes('/') || /\.[cm]?js$/.test(spec);
-    if (spec.startsWith('org.apache.kafka.') || !isModuleSpec) {
+    // A Java class name (no module path, no #Export) that is not a built-in cannot load here.
+    if (spec.startsWith('org.apache.kafka.') || /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+$/.test(spec)) {
       problems.push({
         key: typeKey,
-        message: `Invalid value ${spec} for configuration ${typeKey}: ${kind} '${alias}' names a class that is not supported. Accepted: ${[...builtins.keys()].join(', ')}, or a module path or package with #ExportName of a ${group === 'transforms' ? 'Transformation' : 'Predicate'} subclass`,
+        message: `Invalid value ${spec} for configuration ${typeKey}: ${kind} '${alias}' names a class that is not supported. Accepted: a built-in (${[...builtins.keys()].join(', ')}, or the name after the package), or a module path or package with #ExportName of a ${group === 'transforms' ? 'Transformation' : 'Predicate'} subclass`,
       });
       return undefined;
     }
@@ -162,7 +162,10 @@ async function resolveClass(
     try {
       loaded = await load(spec, kind);
     } catch (e) {
-      problems.push({ key: typeKey, message: `Invalid value ${spec} for configuration ${typeKey}: ${(e as Error).message}` });
+      problems.push({
+        key: typeKey,
+        message: `Invalid value ${spec} for configuration ${typeKey}: ${kind} '${alias}' cannot be loaded (${(e as Error).message}). Accepted: a built-in (${[...builtins.keys()].join(', ')}, or the name after the package), or a module path or package with #ExportName of a ${group === 'transforms' ? 'Transformation' : 'Predicate'} subclass`,
+      });
       return undefined;
     }
     if (!guard(loaded)) {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
+import type { ConfigProblem } from '../api/config-def.js';
 import { ConfigError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
@@ -21,6 +22,12 @@ import { discoverPlugins, loadConnectorClass, type PluginDescriptor, pluginLocat
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
 import { type TaskListener, TaskRunner } from './task-runner.js';
 import { resolveTaskSettings } from './task-settings.js';
+import {
+  moduleTransformLoader,
+  prepareTransforms,
+  type TransformChainFactory,
+  type TransformPluginLoader,
+} from './transform-chain.js';
 
 /** A connector's target state (KIP-980's `initial_state` values). */
 export type TargetState = 'RUNNING' | 'PAUSED' | 'STOPPED';
@@ -57,6 +64,11 @@ export interface WorkerOptions {
   }) => Promise<void>;
   /** Loads `connector.class`; default {@link loadConnectorClass} from the working directory and `plugin.path`. */
   readonly loadConnector?: (spec: string) => Promise<SourceConnectorClass>;
+  /**
+   * Loads a `transforms.<alias>.type` or `predicates.<alias>.type` that is not a built-in;
+   * default: a module path or package (with `#ExportName`) from the working directory.
+   */
+  readonly loadTransform?: TransformPluginLoader;
   /** Lists the installed connector plugins; default {@link discoverPlugins} on the working directory and `plugin.path`. */
   readonly listPlugins?: () => Promise<PluginDescriptor[]>;
   readonly clock?: Clock;
@@ -144,6 +156,8 @@ interface ConnectorSpec {
   readonly parsed: unknown;
   readonly tasksMax: number;
   readonly passwords: ReadonlySet<string>;
+  /** A fresh transform chain per task (`transforms=...`). */
+  readonly transforms: TransformChainFactory;
 }
 
 /**
@@ -434,6 +448,7 @@ export class ConnectorRunner {
       logger: maskingLogger(this.worker.log, this.spec.config, this.spec.passwords),
       listener: options.taskListener?.(this.name, id),
       startPaused: this.target === 'PAUSED',
+      transforms: this.spec.transforms(),
     });
     return { id, config, runner, sender };
   }
@@ -492,6 +507,7 @@ export class Worker {
   private readonly creating = new Set<string>();
   private readonly loadConnector: (spec: string) => Promise<SourceConnectorClass>;
   private readonly listPlugins: () => Promise<PluginDescriptor[]>;
+  private readonly loadTransform: TransformPluginLoader;
   private stopping = false;
 
   constructor(readonly options: WorkerOptions) {
@@ -499,6 +515,7 @@ export class Worker {
     const locations = pluginLocations(options.config);
     this.loadConnector = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
     this.listPlugins = options.listPlugins ?? (() => discoverPlugins(locations, this.log));
+    this.loadTransform = options.loadTransform ?? moduleTransformLoader(locations.baseDir);
   }
 
   /** Opens the offset store. */
@@ -751,8 +768,10 @@ export class Worker {
   async validateConfig(plugin: string, config: Readonly<Record<string, string>>): Promise<ConfigValidation> {
     const connectorClass = config['connector.class'] ?? plugin;
     const cls = await this.loadConnector(connectorClass);
-    const report = reportConnectorConfig(new cls(), { 'connector.class': connectorClass, ...config }, this.options.config);
-    return { ...report, connectorClass };
+    const full = { 'connector.class': connectorClass, ...config };
+    const report = reportConnectorConfig(new cls(), full, this.options.config);
+    const transforms = await prepareTransforms(full, this.loadTransform);
+    return { ...(transforms.ok ? report : withProblems(report, transforms.problems)), connectorClass };
   }
 
   /** Stops every connector gracefully (final offset flush included), then the offset store. */
@@ -791,17 +810,19 @@ export class Worker {
     const connectorClass = await this.loadConnector(String(full['connector.class'] ?? ''));
     const probe = new connectorClass();
     const validated = validateConnectorConfig(probe, full, this.options.config);
-    if (!validated.ok)
-      throw new ConfigError(
-        `config of connector '${name}'`,
-        validated.problems.map((p) => p.message),
-      );
+    const transforms = await prepareTransforms(full, this.loadTransform);
+    if (!validated.ok || !transforms.ok)
+      throw new ConfigError(`config of connector '${name}'`, [
+        ...(validated.ok ? [] : validated.problems.map((p) => p.message)),
+        ...(transforms.ok ? [] : transforms.problems.map((p) => p.message)),
+      ]);
     return {
       config: full,
       connectorClass,
       parsed: validated.config,
       tasksMax: validated.tasksMax,
       passwords: probe.config.passwords,
+      transforms: transforms.factory,
     };
   }
 
@@ -850,6 +871,27 @@ export class Worker {
     if (this.stopping)
       throw new TributaryError('WORKER_STOPPING', 'The worker is stopping and takes no new connectors or changes');
   }
+}
+
+/** A config report with more problems attached to their keys (keys not in it are added). */
+function withProblems(report: ConfigReport, problems: readonly ConfigProblem[]): ConfigReport {
+  const keys = report.keys.map((k) => {
+    const extra = problems.filter((p) => p.key === k.name).map((p) => p.message);
+    return extra.length === 0 ? k : { ...k, errors: [...k.errors, ...extra] };
+  });
+  for (const p of problems) {
+    if (keys.some((k) => k.name === p.key)) continue;
+    keys.push({
+      name: p.key,
+      definition: undefined,
+      group: undefined,
+      defaultValue: undefined,
+      value: undefined,
+      secret: false,
+      errors: problems.filter((q) => q.key === p.key).map((q) => q.message),
+    });
+  }
+  return { keys, errorCount: report.errorCount + problems.length };
 }
 
 function tombstone(entry: OffsetEntry): OffsetEntry {
