@@ -107,7 +107,7 @@ describe('transforms in the pipeline', () => {
     });
     await run.advanceUntil(() => run.status.state === 'FAILED', { what: 'the task to fail' });
     const status = run.status;
-    expect(status.state === 'FAILED' && status.error.code).toBe('TRANSFORM_FAILED');
+    expect(status.state === 'FAILED' && isTributaryError(status.error) && status.error.code).toBe('TRANSFORM_FAILED');
     expect(status.state === 'FAILED' && status.trace).toContain(
       'Only Map objects supported in absence of schema for [field extraction], found: java.lang.String',
     );
