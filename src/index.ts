@@ -46,6 +46,7 @@ export {
   offsetCodec,
   type PartitionOf,
 } from './api/offset-codec.js';
+export { isRetriableError, RetriableError } from './api/retriable-error.js';
 export {
   type ConnectorContext,
   isSourceConnectorClass,

@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   HEARTBEAT_FAILED: { retriable: false },
   SEND_FAILED: { retriable: false },
   TRANSFORM_FAILED: { retriable: false },
+  RETRIABLE: { retriable: true },
   TOPIC_INVALID: { retriable: false },
   PLUGIN_NOT_FOUND: { retriable: false },
   CONNECTOR_EXISTS: { retriable: false },

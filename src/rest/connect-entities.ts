@@ -18,6 +18,15 @@ export interface TaskStateJson {
   readonly state: string;
   readonly worker_id: string;
   readonly trace?: string;
+  /**
+   * Tributary's addition, present once the task retried or skipped anything: the figures
+   * Kafka Connect gives as task error metrics (`total-retries`, `total-records-skipped`).
+   */
+  readonly errors?: {
+    readonly 'total-retries': number;
+    readonly 'total-records-skipped': number;
+    readonly 'last-retry'?: string;
+  };
 }
 
 /** Kafka Connect's ConnectorStateInfo. */
@@ -59,7 +68,16 @@ export function connectorStateJson(s: ConnectorStatus): ConnectorStateJson {
 
 /** The state of one task; `trace` only when there is one. */
 export function taskStateJson(t: TaskStatusInfo): TaskStateJson {
-  return { id: t.id, state: t.state, worker_id: t.workerId, ...(t.trace ? { trace: t.trace } : {}) };
+  const errors = t.errors
+    ? {
+        errors: {
+          'total-retries': t.errors.retries,
+          'total-records-skipped': t.errors.skipped,
+          ...(t.errors.lastRetry ? { 'last-retry': t.errors.lastRetry } : {}),
+        },
+      }
+    : {};
+  return { id: t.id, state: t.state, worker_id: t.workerId, ...(t.trace ? { trace: t.trace } : {}), ...errors };
 }
 
 /** TaskInfo of each task of a connector. */

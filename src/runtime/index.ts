@@ -18,7 +18,7 @@ export type {
   RecordSender,
   SendCallback,
 } from './ports.js';
-export { type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
+export { type TaskErrorCounts, type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
 export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';
 export type { TaskState, TaskStatus } from './task-status.js';
 export {

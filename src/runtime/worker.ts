@@ -20,7 +20,7 @@ import {
 } from './connector-config.js';
 import { discoverPlugins, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
-import { type TaskListener, TaskRunner } from './task-runner.js';
+import { type TaskErrorCounts, type TaskListener, TaskRunner } from './task-runner.js';
 import { resolveTaskSettings } from './task-settings.js';
 import {
   moduleTransformLoader,
@@ -106,6 +106,8 @@ export interface TaskStatusInfo {
   readonly workerId: string;
   /** The failure, with stack and causes, when FAILED. */
   readonly trace?: string;
+  /** Retries after a RetriableError and records skipped by `errors.tolerance=all`; absent while both are 0. */
+  readonly errors?: TaskErrorCounts;
 }
 
 /** A connector's and its tasks' states. */
@@ -236,9 +238,14 @@ export class ConnectorRunner {
       tasks: this.tasks
         .map((t): TaskStatusInfo => {
           const s = t.runner.status;
+          const counts = t.runner.errorCounts;
+          const errors =
+            counts.retries > 0 || counts.skipped > 0
+              ? { errors: counts.lastRetry ? { ...counts, lastRetry: mask(counts.lastRetry) } : counts }
+              : {};
           if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId };
-          if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, trace: mask(s.trace) };
-          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId };
+          if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, trace: mask(s.trace), ...errors };
+          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId, ...errors };
         })
         .sort((a, b) => a.id - b.id),
     };

@@ -5,7 +5,7 @@ import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-
 import { isSourceTaskClass, type SourceTask } from '../api/source-task.js';
 import type { PredicateClass, TransformationClass } from '../api/transformation.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata } from '../runtime/ports.js';
-import { TaskRunner } from '../runtime/task-runner.js';
+import { type TaskErrorCounts, TaskRunner } from '../runtime/task-runner.js';
 import { resolveTaskSettings } from '../runtime/task-settings.js';
 import type { TaskStatus } from '../runtime/task-status.js';
 import {
@@ -146,6 +146,11 @@ export class MockRuntime<P, O, C> {
     run.transforms = prepared.factory;
     await run.launch(codecTask);
     return run;
+  }
+
+  /** Retries after a RetriableError and records skipped by `errors.tolerance=all`, so far (this run of the task). */
+  get errorCounts(): TaskErrorCounts {
+    return this.runner.errorCounts;
   }
 
   /** The connector name the task runs under. */

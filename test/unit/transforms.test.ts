@@ -1,10 +1,14 @@
 import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/api/clock.js';
 import { isTributaryError } from '../../src/api/errors.js';
+import { createRestApp } from '../../src/rest/rest-app.js';
+import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
 import { prepareTransforms } from '../../src/runtime/transform-chain.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
+import { MockSender } from '../../src/testing/mock-sender.js';
 import { CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
 import { FixtureConnector } from '../helpers/fixture-connector.js';
 import { EvenN, UpperCaseTopic } from '../helpers/upper-case-transform.js';
@@ -247,5 +251,38 @@ describe('transforms in the worker', () => {
     expect(report.errorCount).toBe(2);
     const errors = Object.fromEntries(report.keys.filter((k) => k.errors.length > 0).map((k) => [k.name, k.errors]));
     expect(Object.keys(errors).sort()).toEqual(['transforms.route.regex', 'transforms.route.replacement']);
+  });
+
+  it('show the records errors.tolerance=all skipped in the task status of the REST API', async () => {
+    const w = new Worker({
+      config: { 'offset.flush.interval.ms': '50' },
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => new MockSender(systemClock),
+      loadConnector: async () => FixtureConnector,
+    });
+    await w.start();
+    const app = createRestApp(w, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions);
+    try {
+      await w.createConnector('c', {
+        'connector.class': 'fixture',
+        topic: 't',
+        count: '4',
+        'errors.tolerance': 'all',
+        transforms: 'cast',
+        'transforms.cast.type': `${T}.Cast$Value`,
+        'transforms.cast.spec': 'text:int32',
+      });
+      const deadline = Date.now() + 3000;
+      let body: { tasks: Array<Record<string, unknown>> } | undefined;
+      while (Date.now() < deadline) {
+        body = JSON.parse((await app.inject({ method: 'GET', url: '/connectors/c/status' })).body);
+        if ((body?.tasks[0]?.errors as { 'total-records-skipped'?: number } | undefined)?.['total-records-skipped'] === 4) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(body?.tasks[0]).toMatchObject({ state: 'RUNNING', errors: { 'total-retries': 0, 'total-records-skipped': 4 } });
+    } finally {
+      await app.close();
+      await w.stop();
+    }
   });
 });

@@ -1,0 +1,47 @@
+import { TributaryError } from './errors.js';
+
+const RETRIABLE_BRAND = Symbol.for('tributary.retriable-error');
+
+/**
+ * A transient failure (Kafka Connect's `RetriableException`): the runtime retries instead of
+ * failing the task. Throw it from `start()`, or throw or emit it from `poll()` or
+ * `produceHeartbeatRecords()`, or throw it from a transform's `apply`:
+ *
+ * - `start()` is called again after a back-off (doubling from 100 ms up to
+ *   `errors.retry.delay.max.ms`), for as long as `errors.retry.timeout` allows (default 0:
+ *   retries until the task is stopped, as Kafka Connect retries a retriable poll);
+ * - `poll()`: records emitted before the error are kept, and the next round starts after the
+ *   back-off;
+ * - `produceHeartbeatRecords()`: the tick is skipped; the next tick is the retry;
+ * - a transform: the record is transformed again after the back-off, until
+ *   `errors.retry.timeout` runs out (default 0: no retry); then `errors.tolerance` decides.
+ *
+ * Every retry is logged (`task.retry`) and counted in the task's status (`errors.retries`).
+ *
+ * @example
+ * ```ts
+ * poll() {
+ *   return defer(async () => {
+ *     try {
+ *       return await this.client.fetch();
+ *     } catch (e) {
+ *       if (isTimeout(e)) throw new RetriableError('the API timed out; trying again', { cause: e });
+ *       throw e;
+ *     }
+ *   }).pipe(mergeMap((rows) => rows.map(toRecord)));
+ * }
+ * ```
+ */
+export class RetriableError extends TributaryError {
+  readonly [RETRIABLE_BRAND] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RETRIABLE', message, { ...options, retriable: true });
+    this.name = 'RetriableError';
+  }
+}
+
+/** True for a {@link RetriableError} from any copy of Tributary. */
+export function isRetriableError(e: unknown): e is RetriableError {
+  return typeof e === 'object' && e !== null && (e as { [RETRIABLE_BRAND]?: unknown })[RETRIABLE_BRAND] === true;
+}
