@@ -7,6 +7,7 @@ import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -40,7 +41,8 @@ export type StandaloneWorker = Worker & {
  * also closes the REST API.
  */
 export async function runStandalone(options: StandaloneOptions): Promise<StandaloneWorker> {
-  const config = await readWorkerConfig(options.workerConfigPath);
+  // `${provider:path:key}` in the worker config resolve through the providers it defines.
+  const { config, providers } = resolveWorkerConfig(await readWorkerConfig(options.workerConfigPath));
   const restOptions = await resolveRestOptions(config);
   const logger =
     options.logger ??
@@ -59,6 +61,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const worker = new Worker({
     config,
     logger,
+    configProviders: providers,
     ...(kafka ?? embeddedAdapters(config, options)),
     close: async () => {
       await rest?.close();

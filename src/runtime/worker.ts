@@ -5,6 +5,7 @@ import type { ConfigProblem } from '../api/config-def.js';
 import { ConfigError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
+import { type ConfigProviders, configProviders } from './config-providers.js';
 import {
   type ConfigReport,
   connectorManagesOffsets,
@@ -64,6 +65,11 @@ export interface WorkerOptions {
   }) => Promise<void>;
   /** Loads `connector.class`; default {@link loadConnectorClass} from the working directory and `plugin.path`. */
   readonly loadConnector?: (spec: string) => Promise<SourceConnectorClass>;
+  /**
+   * Resolves `${provider:path:key}` references in connector configs; default: the worker
+   * config's `config.providers` (see {@link configProviders}).
+   */
+  readonly configProviders?: ConfigProviders;
   /**
    * Loads a `transforms.<alias>.type` or `predicates.<alias>.type` that is not a built-in;
    * default: a module path or package (with `#ExportName`) from the working directory.
@@ -153,7 +159,12 @@ interface TaskSlot {
 
 /** Everything a connector runs with, replaced as one by a config update. */
 interface ConnectorSpec {
+  /** As given: `${provider:path:key}` references unresolved (what REST answers and logs show). */
   readonly config: Readonly<Record<string, string>>;
+  /** With references resolved: what the connector, its tasks and the adapters get. */
+  readonly resolved: Readonly<Record<string, string>>;
+  /** Keys whose values came from a config provider: their resolved values are secrets. */
+  readonly secrets: ReadonlySet<string>;
   readonly connectorClass: SourceConnectorClass;
   readonly parsed: unknown;
   readonly tasksMax: number;
@@ -205,7 +216,7 @@ export class ConnectorRunner {
 
   /** The worker's logger for this connector, masking its secrets. */
   get log(): Logger {
-    return maskingLogger(this.worker.log.child({ connector: this.name }), this.spec.config, this.spec.passwords);
+    return maskingLogger(this.worker.log.child({ connector: this.name }), this.spec.resolved, this.spec.secrets);
   }
 
   /** The config with secret values shown as `[hidden]`. */
@@ -220,13 +231,16 @@ export class ConnectorRunner {
 
   /** The task configs, secrets masked, by task id. */
   taskConfigs(): Array<{ id: number; config: unknown }> {
-    return this.tasks.map((t) => ({ id: t.id, config: maskTaskConfig(t.config, this.spec.config, this.spec.passwords) }));
+    return this.tasks.map((t) => ({
+      id: t.id,
+      config: scrubResolved(maskTaskConfig(unresolve(t.config, this.spec), this.spec.resolved, this.spec.passwords), this.spec),
+    }));
   }
 
   /** The connector's and its tasks' states; secret config values are masked in traces too. */
   status(): ConnectorStatus {
     const workerId = this.worker.workerId;
-    const mask = (trace: string) => String(maskTaskConfig(trace, this.spec.config, this.spec.passwords));
+    const mask = (trace: string) => String(maskTaskConfig(trace, this.spec.resolved, this.spec.secrets));
     const state: ConnectorState = this.restartingConnector > 0 ? 'RESTARTING' : this.state;
     return {
       name: this.name,
@@ -418,11 +432,11 @@ export class ConnectorRunner {
   private async startTasks(configs: unknown[]): Promise<void> {
     const { options } = this.worker;
     try {
-      const settings = resolveTaskSettings(options.config, this.spec.config);
+      const settings = resolveTaskSettings(options.config, this.spec.resolved);
       await options.prepareTopics?.({
         connector: this.name,
         heartbeatTopic: settings.heartbeatTopic,
-        connectorConfig: { ...this.spec.config },
+        connectorConfig: { ...this.spec.resolved },
       });
       const taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
       for (const [taskId, taskConfig] of configs.entries()) {
@@ -440,8 +454,8 @@ export class ConnectorRunner {
 
   private async createTask(id: number, config: unknown, taskClass: SourceConnector['taskClass']): Promise<TaskSlot> {
     const { options } = this.worker;
-    const settings = resolveTaskSettings(options.config, this.spec.config);
-    const sender = await options.createSender({ connector: this.name, taskId: id, connectorConfig: this.spec.config });
+    const settings = resolveTaskSettings(options.config, this.spec.resolved);
+    const sender = await options.createSender({ connector: this.name, taskId: id, connectorConfig: this.spec.resolved });
     const runner = new TaskRunner<unknown, unknown, unknown>({
       connector: this.name,
       taskId: id,
@@ -452,7 +466,7 @@ export class ConnectorRunner {
       offsetStore: options.offsetStore,
       clock: options.clock ?? systemClock,
       // TaskRunner adds the connector binding itself.
-      logger: maskingLogger(this.worker.log, this.spec.config, this.spec.passwords),
+      logger: maskingLogger(this.worker.log, this.spec.resolved, this.spec.secrets),
       listener: options.taskListener?.(this.name, id),
       startPaused: this.target === 'PAUSED',
       transforms: this.spec.transforms(),
@@ -515,6 +529,7 @@ export class Worker {
   private readonly loadConnector: (spec: string) => Promise<SourceConnectorClass>;
   private readonly listPlugins: () => Promise<PluginDescriptor[]>;
   private readonly loadTransform: TransformPluginLoader;
+  private readonly providers: ConfigProviders;
   private stopping = false;
 
   constructor(readonly options: WorkerOptions) {
@@ -523,6 +538,7 @@ export class Worker {
     this.loadConnector = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
     this.listPlugins = options.listPlugins ?? (() => discoverPlugins(locations, this.log));
     this.loadTransform = options.loadTransform ?? moduleTransformLoader(locations.baseDir);
+    this.providers = options.configProviders ?? configProviders(options.config);
   }
 
   /** Opens the offset store. */
@@ -775,10 +791,17 @@ export class Worker {
   async validateConfig(plugin: string, config: Readonly<Record<string, string>>): Promise<ConfigValidation> {
     const connectorClass = config['connector.class'] ?? plugin;
     const cls = await this.loadConnector(connectorClass);
-    const full = { 'connector.class': connectorClass, ...config };
-    const report = reportConnectorConfig(new cls(), full, this.options.config);
+    const given: Record<string, string> = { 'connector.class': connectorClass, ...config };
+    const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
+    const resolvedReport = reportConnectorConfig(new cls(), full, this.options.config);
+    // Values are shown as given: a resolved value from a config provider never leaves the worker.
+    const report: ConfigReport = {
+      ...resolvedReport,
+      keys: resolvedReport.keys.map((k) => (referenced.has(k.name) ? { ...k, value: given[k.name] } : k)),
+    };
     const transforms = await prepareTransforms(full, this.loadTransform);
-    return { ...(transforms.ok ? report : withProblems(report, transforms.problems)), connectorClass };
+    const problems = [...unresolved, ...(transforms.ok ? [] : transforms.problems)];
+    return { ...(problems.length === 0 ? report : withProblems(report, problems)), connectorClass };
   }
 
   /** Stops every connector gracefully (final offset flush included), then the offset store. */
@@ -813,7 +836,13 @@ export class Worker {
   }
 
   private async prepareSpec(name: string, config: Readonly<Record<string, string>>): Promise<ConnectorSpec> {
-    const full: Record<string, string> = { ...config, name };
+    const given: Record<string, string> = { ...config, name };
+    const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
+    if (unresolved.length > 0)
+      throw new ConfigError(
+        `config of connector '${name}'`,
+        unresolved.map((p) => p.message),
+      );
     const connectorClass = await this.loadConnector(String(full['connector.class'] ?? ''));
     const probe = new connectorClass();
     const validated = validateConnectorConfig(probe, full, this.options.config);
@@ -824,7 +853,9 @@ export class Worker {
         ...(transforms.ok ? [] : transforms.problems.map((p) => p.message)),
       ]);
     return {
-      config: full,
+      config: given,
+      resolved: full,
+      secrets: new Set([...probe.config.passwords, ...referenced]),
       connectorClass,
       parsed: validated.config,
       tasksMax: validated.tasksMax,
@@ -878,6 +909,35 @@ export class Worker {
     if (this.stopping)
       throw new TributaryError('WORKER_STOPPING', 'The worker is stopping and takes no new connectors or changes');
   }
+}
+
+/**
+ * A task config with the `${provider:...}` form put back where a top-level key holds exactly
+ * the resolved value of the connector key of that name (Kafka Connect's reverse transform).
+ */
+function unresolve(taskConfig: unknown, spec: ConnectorSpec): unknown {
+  if (typeof taskConfig !== 'object' || taskConfig === null || Array.isArray(taskConfig)) return taskConfig;
+  const out: Record<string, unknown> = { ...(taskConfig as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(out)) {
+    const raw = spec.config[k];
+    if (raw !== undefined && raw !== spec.resolved[k] && v === spec.resolved[k]) out[k] = raw;
+  }
+  return out;
+}
+
+/** Replaces, inside every string, each value a config provider gave (4 characters or more) by `[hidden]`. */
+function scrubResolved(value: unknown, spec: ConnectorSpec): unknown {
+  const secrets = Object.entries(spec.resolved)
+    .filter(([k, v]) => spec.secrets.has(k) && v !== spec.config[k] && v.length >= 4)
+    .map(([, v]) => v);
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value);
 }
 
 /** A config report with more problems attached to their keys (keys not in it are added). */
