@@ -53,7 +53,8 @@ export function put(map: Readonly<Record<string, unknown>>, key: string, value: 
 
 /** Sets a field as an own property, `__proto__` included. */
 export function setField(map: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+  else map[key] = value;
 }
 
 /** A field's value when the map has it as its own, else undefined (Java's `Map.get`). */

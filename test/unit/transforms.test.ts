@@ -286,3 +286,23 @@ describe('transforms in the worker', () => {
     }
   });
 });
+
+describe('the README', () => {
+  it('shows a connector file whose transform chain and config provider references the worker accepts', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parseProperties } = await import('../../src/runtime/properties.js');
+    const { configProviders } = await import('../../src/runtime/config-providers.js');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const blocks = [...readme.matchAll(/```properties\n(# (worker|orders)\.properties\n[\s\S]*?)```/g)];
+    const worker = parseProperties(blocks.find((b) => b[2] === 'worker')?.[1] ?? '');
+    const connector = parseProperties(blocks.find((b) => b[2] === 'orders')?.[1] ?? '');
+    expect(connector.transforms).toBe('key,drop,route');
+    const prepared = await prepareTransforms(connector, noLoader);
+    expect(prepared.ok ? prepared.size : prepared.problems).toBe(3);
+    const providers = configProviders(worker, { ORDERS_TOPIC: 'orders' });
+    const resolved = providers.resolve(connector);
+    expect(resolved.config.topic).toBe('orders');
+    // The file of the example is not here: the one problem is that file, named by its key.
+    expect(resolved.problems.map((p) => p.key)).toEqual(['db.password']);
+  });
+});
