@@ -17,6 +17,7 @@ export interface TaskStateJson {
   readonly id: number;
   readonly state: string;
   readonly worker_id: string;
+  readonly version?: string;
   readonly trace?: string;
   /**
    * Tributary's addition, present once the task retried or skipped anything: the figures
@@ -32,7 +33,7 @@ export interface TaskStateJson {
 /** Kafka Connect's ConnectorStateInfo. */
 export interface ConnectorStateJson {
   readonly name: string;
-  readonly connector: { readonly state: string; readonly worker_id: string; readonly trace?: string };
+  readonly connector: { readonly state: string; readonly worker_id: string; readonly version?: string; readonly trace?: string };
   readonly tasks: readonly TaskStateJson[];
   readonly type: 'source';
 }
@@ -57,10 +58,10 @@ export function connectorInfoJson(d: ConnectorDescription): ConnectorInfoJson {
 
 /** ConnectorStateInfo of a connector; `trace` only when there is one. */
 export function connectorStateJson(s: ConnectorStatus): ConnectorStateJson {
-  const { state, workerId, trace } = s.connector;
+  const { state, workerId, version, trace } = s.connector;
   return {
     name: s.name,
-    connector: { state, worker_id: workerId, ...(trace ? { trace } : {}) },
+    connector: { state, worker_id: workerId, ...(version !== undefined ? { version } : {}), ...(trace ? { trace } : {}) },
     tasks: s.tasks.map(taskStateJson),
     type: 'source',
   };
@@ -77,7 +78,14 @@ export function taskStateJson(t: TaskStatusInfo): TaskStateJson {
         },
       }
     : {};
-  return { id: t.id, state: t.state, worker_id: t.workerId, ...(t.trace ? { trace: t.trace } : {}), ...errors };
+  return {
+    id: t.id,
+    state: t.state,
+    worker_id: t.workerId,
+    ...(t.version !== undefined ? { version: t.version } : {}),
+    ...(t.trace ? { trace: t.trace } : {}),
+    ...errors,
+  };
 }
 
 /** TaskInfo of each task of a connector. */

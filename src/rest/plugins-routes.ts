@@ -26,6 +26,26 @@ function sameConnectorType(connectorClass: string, plugin: string): boolean {
   return connectorClass.endsWith(plugin) || connectorClass.endsWith(`${plugin}Connector`);
 }
 
+/**
+ * The plugin spec of the URL that loads: as given, else with "Connector" added, the alias
+ * Kafka Connect accepts (`FileSource` for `FileSourceConnector`). PLUGIN_NOT_FOUND (for the
+ * spec as given) when neither loads.
+ */
+async function resolvePlugin(worker: Worker, plugin: string): Promise<string> {
+  try {
+    await worker.loadPlugin(plugin);
+    return plugin;
+  } catch (e) {
+    if (!(isTributaryError(e) && e.code === 'PLUGIN_NOT_FOUND') || plugin.endsWith('Connector')) throw e;
+    try {
+      await worker.loadPlugin(`${plugin}Connector`);
+      return `${plugin}Connector`;
+    } catch {
+      throw e;
+    }
+  }
+}
+
 /** Adds `/connector-plugins`: the list, a plugin's config keys and config validation. */
 export function addPluginsRoutes(routes: RouteTable, worker: Worker): void {
   routes.add('GET', '/connector-plugins', async (): Promise<PluginInfoJson[]> => {
@@ -35,7 +55,7 @@ export function addPluginsRoutes(routes: RouteTable, worker: Worker): void {
 
   routes.add('GET', '/connector-plugins/:plugin/config', async (request) => {
     const { plugin } = request.params as PluginParams;
-    const cls = await orUnknownPlugin(plugin, () => worker.loadPlugin(plugin));
+    const cls = await orUnknownPlugin(plugin, async () => worker.loadPlugin(await resolvePlugin(worker, plugin)));
     return Object.entries(new cls().config.keys).map(([name, key], i) =>
       configKeyInfoJson(name, key, 'Connector', key.default, i + 1),
     );
@@ -48,7 +68,9 @@ export function addPluginsRoutes(routes: RouteTable, worker: Worker): void {
     if (given !== undefined && !sameConnectorType(given, plugin)) {
       throw new RestError(400, `Included connector type ${given} does not match request type ${plugin}`);
     }
-    const validation = await orUnknownPlugin(plugin, () => worker.validateConfig(plugin, config));
+    const validation = await orUnknownPlugin(plugin, async () =>
+      worker.validateConfig(given === undefined ? await resolvePlugin(worker, plugin) : plugin, config),
+    );
     return configInfosJson(validation);
   });
 }

@@ -110,6 +110,8 @@ export interface TaskStatusInfo {
   readonly id: number;
   readonly state: TaskDisplayState;
   readonly workerId: string;
+  /** The connector's `version` (a task has none of its own), as Kafka Connect's `tasks[].version`. */
+  readonly version?: string;
   /** The failure, with stack and causes, when FAILED. */
   readonly trace?: string;
   /** Retries after a RetriableError and records skipped by `errors.tolerance=all`; absent while both are 0. */
@@ -119,7 +121,12 @@ export interface TaskStatusInfo {
 /** A connector's and its tasks' states. */
 export interface ConnectorStatus {
   readonly name: string;
-  readonly connector: { readonly state: ConnectorState; readonly workerId: string; readonly trace?: string };
+  readonly connector: {
+    readonly state: ConnectorState;
+    readonly workerId: string;
+    readonly version?: string;
+    readonly trace?: string;
+  };
   /** Sorted by id. */
   readonly tasks: readonly TaskStatusInfo[];
 }
@@ -169,6 +176,8 @@ interface ConnectorSpec {
   readonly parsed: unknown;
   readonly tasksMax: number;
   readonly passwords: ReadonlySet<string>;
+  /** The connector's `version`. */
+  readonly version: string;
   /** A fresh transform chain per task (`transforms=...`). */
   readonly transforms: TransformChainFactory;
 }
@@ -247,6 +256,7 @@ export class ConnectorRunner {
       connector: {
         state,
         workerId,
+        version: this.spec.version,
         ...(state === 'FAILED' && this.trace ? { trace: mask(this.trace) } : {}),
       },
       tasks: this.tasks
@@ -257,9 +267,10 @@ export class ConnectorRunner {
             counts.retries > 0 || counts.skipped > 0
               ? { errors: counts.lastRetry ? { ...counts, lastRetry: mask(counts.lastRetry) } : counts }
               : {};
-          if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId };
-          if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, trace: mask(s.trace), ...errors };
-          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId, ...errors };
+          const version = this.spec.version;
+          if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId, version };
+          if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, version, trace: mask(s.trace), ...errors };
+          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId, version, ...errors };
         })
         .sort((a, b) => a.id - b.id),
     };
@@ -290,6 +301,13 @@ export class ConnectorRunner {
       return;
     }
     if (this.instance === undefined) {
+      // As Kafka Connect: a connector that goes to PAUSED without running (created with
+      // initial_state PAUSED, or paused while STOPPED) starts no tasks until it is resumed.
+      if (target === 'PAUSED') {
+        this.state = 'PAUSED';
+        log.info({ event: 'connector.paused' }, 'connector paused; its tasks start when it is resumed');
+        return;
+      }
       const configs = await this.startInstance();
       if (configs === undefined) return;
       await this.startTasks(configs);
@@ -860,6 +878,7 @@ export class Worker {
       parsed: validated.config,
       tasksMax: validated.tasksMax,
       passwords: probe.config.passwords,
+      version: String(probe.version),
       transforms: transforms.factory,
     };
   }
