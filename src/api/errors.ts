@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   SEND_FAILED: { retriable: false },
   TRANSFORM_FAILED: { retriable: false },
   RETRIABLE: { retriable: true },
+  TOPIC_TRACKING_DISABLED: { retriable: false },
   TOPIC_INVALID: { retriable: false },
   PLUGIN_NOT_FOUND: { retriable: false },
   CONNECTOR_EXISTS: { retriable: false },

@@ -102,6 +102,17 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
     return connectorStateJson(worker.connectorStatus(name));
   });
 
+  routes.add('GET', '/connectors/:name/topics', async (request) => {
+    const { name } = request.params as NameParams;
+    return { [name]: { topics: worker.connectorTopics(name) } };
+  });
+
+  routes.add('PUT', '/connectors/:name/topics/reset', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    worker.resetConnectorTopics(name);
+    return reply.code(202).send();
+  });
+
   routes.add('GET', '/connectors/:name/tasks', async (request) => {
     const { name } = request.params as NameParams;
     return taskInfoJson(name, worker.taskConfigs(name));

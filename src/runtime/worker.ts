@@ -192,6 +192,8 @@ export class ConnectorRunner {
   state: Exclude<ConnectorState, 'RESTARTING'> = 'UNASSIGNED';
   trace: string | undefined;
   tasks: TaskSlot[] = [];
+  /** KIP-558: the topics this connector's tasks wrote data records to, since created or last reset. */
+  readonly activeTopics = new Set<string>();
   private instance: SourceConnector | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -485,11 +487,24 @@ export class ConnectorRunner {
       clock: options.clock ?? systemClock,
       // TaskRunner adds the connector binding itself.
       logger: maskingLogger(this.worker.log, this.spec.resolved, this.spec.secrets),
-      listener: options.taskListener?.(this.name, id),
+      listener: this.trackTopics(options.taskListener?.(this.name, id)),
       startPaused: this.target === 'PAUSED',
       transforms: this.spec.transforms(),
     });
     return { id, config, runner, sender };
+  }
+
+  /** The task's listener, noting (with topic.tracking.enable, the default) each data topic written to. */
+  private trackTopics(listener: TaskListener | undefined): TaskListener | undefined {
+    if (this.worker.options.config['topic.tracking.enable'] === 'false') return listener;
+    const topics = this.activeTopics;
+    return {
+      ...listener,
+      recordAcked: (record, metadata) => {
+        if (!record.heartbeat && !topics.has(record.topic)) topics.add(record.topic);
+        listener?.recordAcked?.(record, metadata);
+      },
+    };
   }
 
   private markFailed(error: TributaryError): void {
@@ -742,6 +757,34 @@ export class Worker {
     const task = runner.status().tasks.find((t) => t.id === taskId);
     if (!task) throw runner.taskNotFound(taskId);
     return task;
+  }
+
+  /**
+   * KIP-558: the topics a connector's tasks wrote data records to since it was created or its
+   * topics were last reset (kept in memory: a worker restart starts empty).
+   *
+   * @throws TributaryError CONNECTOR_NOT_FOUND, or TOPIC_TRACKING_DISABLED with `topic.tracking.enable=false`
+   */
+  connectorTopics(name: string): string[] {
+    const runner = this.requireConnector(name);
+    if (this.options.config['topic.tracking.enable'] === 'false')
+      throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
+    return [...runner.activeTopics].sort();
+  }
+
+  /**
+   * KIP-558: forgets a connector's active topics.
+   *
+   * @throws TributaryError CONNECTOR_NOT_FOUND, or TOPIC_TRACKING_DISABLED with `topic.tracking.enable=false` or `topic.tracking.allow.reset=false`
+   */
+  resetConnectorTopics(name: string): void {
+    const runner = this.requireConnector(name);
+    if (this.options.config['topic.tracking.enable'] === 'false')
+      throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
+    if (this.options.config['topic.tracking.allow.reset'] === 'false')
+      throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking reset is disabled.');
+    runner.activeTopics.clear();
+    this.log.info({ event: 'connector.topics.reset', connector: name }, 'active topics reset');
   }
 
   /** The configs of a connector's tasks (secrets masked). */

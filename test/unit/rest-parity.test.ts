@@ -22,9 +22,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function setUp() {
+async function setUp(config: Record<string, string> = {}) {
   const worker = new Worker({
-    config: {},
+    config,
     offsetStore: new MemoryOffsetStore(),
     createSender: async () => new MockSender(systemClock),
     loadConnector: async (spec) => {
@@ -121,11 +121,39 @@ describe('REST parity with Kafka Connect', () => {
     expect((await call('GET', '/connectors/c/status')).body.tasks).toMatchObject([{ id: 0, state: 'RUNNING' }]);
   });
 
-  it('does not serve the KIP-558 topics endpoints nor /admin/loggers (documented in docs/rest.md)', async () => {
+  it('serves KIP-558 active topics: the data topics written to, reset on request; heartbeat topics are not listed', async () => {
     const { call } = await setUp();
-    await call('POST', '/connectors', { name: 'c', config: { 'connector.class': 'FileSourceConnector', topic: 't' } });
-    expect((await call('GET', '/connectors/c/topics')).status).toBe(404);
-    expect((await call('PUT', '/connectors/c/topics/reset')).status).toBe(404);
+    await call('POST', '/connectors', {
+      name: 'c',
+      config: { 'connector.class': 'FileSourceConnector', topic: 'orders', count: '2', 'heartbeat.interval.ms': '10' },
+    });
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline && (await call('GET', '/connectors/c/topics')).body.c.topics.length === 0) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await call('GET', '/connectors/c/topics')).body).toEqual({ c: { topics: ['orders'] } });
+    expect((await call('PUT', '/connectors/c/topics/reset')).status).toBe(202);
+    expect((await call('GET', '/connectors/c/topics')).body).toEqual({ c: { topics: [] } });
+    expect((await call('GET', '/connectors/nope/topics')).status).toBe(404);
+  });
+
+  it('answers 403 to topics with topic.tracking.enable=false, and to a reset with topic.tracking.allow.reset=false', async () => {
+    const off = await setUp({ 'topic.tracking.enable': 'false' });
+    await off.call('POST', '/connectors', { name: 'c', config: { 'connector.class': 'FileSourceConnector', topic: 't' } });
+    expect(await off.call('GET', '/connectors/c/topics')).toMatchObject({ status: 403, body: { message: 'Topic tracking is disabled.' } });
+    const noReset = await setUp({ 'topic.tracking.allow.reset': 'false' });
+    await noReset.call('POST', '/connectors', { name: 'c', config: { 'connector.class': 'FileSourceConnector', topic: 't' } });
+    expect((await noReset.call('GET', '/connectors/c/topics')).status).toBe(200);
+    expect(await noReset.call('PUT', '/connectors/c/topics/reset')).toMatchObject({
+      status: 403,
+      body: { message: 'Topic tracking reset is disabled.' },
+    });
+  });
+
+  it('does not serve /admin/loggers (documented in docs/rest.md)', async () => {
+    const { call } = await setUp();
     expect((await call('GET', '/admin/loggers')).status).toBe(404);
+    expect((await call('PUT', '/admin/loggers/root', { level: 'DEBUG' })).status).toBe(404);
   });
 });
