@@ -216,7 +216,12 @@ async function resolveClass(
 
 /** Names the full key (`transforms.x.field`) where a message names the short one. */
 function prefixKeys(message: string, prefix: string, key: string): string {
-  return key === '' ? message : message.split(`"${key}"`).join(`"${prefix}${key}"`);
+  if (key === '') return message;
+  return message
+    .split(`"${key}"`)
+    .join(`"${prefix}${key}"`)
+    .split(`configuration ${key}:`)
+    .join(`configuration ${prefix}${key}:`);
 }
 
 function buildChain(specs: readonly StepSpec[]): TransformChain {

@@ -141,7 +141,10 @@ describe('REST parity with Kafka Connect', () => {
   it('answers 403 to topics with topic.tracking.enable=false, and to a reset with topic.tracking.allow.reset=false', async () => {
     const off = await setUp({ 'topic.tracking.enable': 'false' });
     await off.call('POST', '/connectors', { name: 'c', config: { 'connector.class': 'FileSourceConnector', topic: 't' } });
-    expect(await off.call('GET', '/connectors/c/topics')).toMatchObject({ status: 403, body: { message: 'Topic tracking is disabled.' } });
+    expect(await off.call('GET', '/connectors/c/topics')).toMatchObject({
+      status: 403,
+      body: { message: 'Topic tracking is disabled.' },
+    });
     const noReset = await setUp({ 'topic.tracking.allow.reset': 'false' });
     await noReset.call('POST', '/connectors', { name: 'c', config: { 'connector.class': 'FileSourceConnector', topic: 't' } });
     expect((await noReset.call('GET', '/connectors/c/topics')).status).toBe(200);
