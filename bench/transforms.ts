@@ -29,7 +29,13 @@ class BenchTask extends SourceTask<P, O, null> {
     const batch = new Array<SourceRecord<P, O>>(n);
     for (let i = 0; i < n; i++) {
       const seq = this.next + i;
-      batch[i] = { sourcePartition: partition, sourceOffset: { seq }, topic: 'orders', key: null, value: { seq, payload, note: 'n' } };
+      batch[i] = {
+        sourcePartition: partition,
+        sourceOffset: { seq },
+        topic: 'orders',
+        key: null,
+        value: { seq, payload, note: 'n' },
+      };
     }
     this.next += n;
     return from(batch);
