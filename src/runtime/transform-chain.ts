@@ -99,6 +99,22 @@ export async function prepareTransforms(
       steps.push({ alias, cls: found.cls, config: found.config, negate, ...(predicate ? { predicate } : {}) });
     }
   }
+  // Settings of an alias that is not listed would be ignored silently: say so instead.
+  for (const [group, listed] of [
+    ['transforms', transformAliases],
+    ['predicates', predicateAliases],
+  ] as const) {
+    const orphans = new Set<string>();
+    for (const key of Object.keys(raw)) {
+      const m = new RegExp(`^${group}\\.([^.]+)\\.`).exec(key);
+      if (m && !listed.includes(m[1] as string)) orphans.add(m[1] as string);
+    }
+    for (const alias of orphans)
+      problems.push({
+        key: group,
+        message: `${group}.${alias}.* is set but '${alias}' is not listed in ${group} (${listed.length === 0 ? `${group} is empty` : `${group}=${listed.join(',')}`}): add it to ${group}, or remove its keys`,
+      });
+  }
   if (problems.length > 0) return { ok: false, problems };
   if (steps.length === 0) return { ok: true, factory: () => NO_TRANSFORMS, size: 0 };
   return { ok: true, factory: () => buildChain(steps), size: steps.length };

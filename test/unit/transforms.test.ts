@@ -190,6 +190,19 @@ describe('transforms config', () => {
     expect(problems[3]?.message).toContain('not listed in predicates');
   });
 
+  it('rejects settings of a transform or predicate alias that is not listed, instead of ignoring them', async () => {
+    const problems = await problemsOf({
+      'transforms.route.type': `${T}.RegexRouter`,
+      'transforms.route.regex': '.*',
+      transforms: 'other',
+      'transforms.other.type': `${T}.Filter`,
+      'predicates.p.type': `${T}.predicates.RecordIsTombstone`,
+    });
+    expect(problems.map((p) => p.key)).toEqual(['transforms', 'predicates']);
+    expect(problems[0]?.message).toContain("'route' is not listed in transforms (transforms=other)");
+    expect(problems[1]?.message).toContain("'p' is not listed in predicates (predicates is empty)");
+  });
+
   it('rejects an unsupported predicate class and a negate that is not a boolean', async () => {
     const problems = await problemsOf({
       transforms: 'f',
