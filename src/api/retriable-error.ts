@@ -8,10 +8,9 @@ const RETRIABLE_BRAND = Symbol.for('tributary.retriable-error');
  * `produceHeartbeatRecords()`, or throw it from a transform's `apply`:
  *
  * - `start()` is called again after a back-off (doubling from 100 ms up to
- *   `errors.retry.delay.max.ms`), for as long as `errors.retry.timeout` allows (default 0:
- *   retries until the task is stopped, as Kafka Connect retries a retriable poll);
+ *   `errors.retry.delay.max.ms`), until it succeeds or the task is stopped;
  * - `poll()`: records emitted before the error are kept, and the next round starts after the
- *   back-off;
+ *   back-off (without end, as Kafka Connect retries a retriable poll);
  * - `produceHeartbeatRecords()`: the tick is skipped; the next tick is the retry;
  * - a transform: the record is transformed again after the back-off, until
  *   `errors.retry.timeout` runs out (default 0: no retry); then `errors.tolerance` decides.

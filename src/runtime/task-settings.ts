@@ -59,7 +59,7 @@ export const connectorTaskConfig = defineConfig({
     type: t.refinement(configTypes.int, (n) => n >= -1, 'integer >= -1'),
     default: 0,
     description:
-      'How long a RetriableError from a transform is retried, in milliseconds (-1: without end; 0: not retried); for start() 0 means without end.',
+      'How long a RetriableError from a transform is retried, in milliseconds (-1: without end; 0: not retried).',
   },
   'errors.retry.delay.max.ms': {
     type: configTypes.positiveInt,
