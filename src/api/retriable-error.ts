@@ -19,15 +19,14 @@ const RETRIABLE_BRAND = Symbol.for('tributary.retriable-error');
  *
  * @example
  * ```ts
+ * // In a SourceTask whose `url` and `toRecord(row)` are its own:
  * poll() {
  *   return defer(async () => {
- *     try {
- *       return await this.client.fetch();
- *     } catch (e) {
- *       if (isTimeout(e)) throw new RetriableError('the API timed out; trying again', { cause: e });
- *       throw e;
- *     }
- *   }).pipe(mergeMap((rows) => rows.map(toRecord)));
+ *     const response = await fetch(this.url);
+ *     if (response.status === 503) throw new RetriableError(`${this.url} answered 503; trying again`);
+ *     if (!response.ok) throw new Error(`${this.url} answered ${response.status}`);
+ *     return (await response.json()) as Row[];
+ *   }).pipe(mergeMap((rows) => rows.map((row) => this.toRecord(row))));
  * }
  * ```
  */
