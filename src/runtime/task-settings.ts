@@ -58,8 +58,7 @@ export const connectorTaskConfig = defineConfig({
   'errors.retry.timeout': {
     type: t.refinement(configTypes.int, (n) => n >= -1, 'integer >= -1'),
     default: 0,
-    description:
-      'How long a RetriableError from a transform is retried, in milliseconds (-1: without end; 0: not retried).',
+    description: 'How long a RetriableError from a transform is retried, in milliseconds (-1: without end; 0: not retried).',
   },
   'errors.retry.delay.max.ms': {
     type: configTypes.positiveInt,
