@@ -412,7 +412,7 @@ export class TaskRunner<P, O, C> {
       this.transformFailed(record, input, e);
       return;
     }
-    this.sendTransformed(record, transformed);
+    this.sendTransformed(record, input, transformed);
   }
 
   /** A transform failed on a record for good: skipped under `errors.tolerance=all`, else the task fails. */
@@ -447,7 +447,7 @@ export class TaskRunner<P, O, C> {
         await this.retryDelay('transform', error, attempt, left);
         if (this.stopping || this.status.state === 'FAILED') return;
         try {
-          this.sendTransformed(record, this.transforms.apply(input));
+          this.sendTransformed(record, input, this.transforms.apply(input));
           break;
         } catch (e) {
           if (!isRetriableError(e)) {
@@ -477,7 +477,7 @@ export class TaskRunner<P, O, C> {
   }
 
   /** Sends a transformed record (null: dropped, its offset commits). */
-  private sendTransformed(record: SourceRecord<P, O>, transformed: TransformRecord | null): void {
+  private sendTransformed(record: SourceRecord<P, O>, input: TransformRecord, transformed: TransformRecord | null): void {
     if (transformed === null) {
       this.submitSkipped(record);
       return;
@@ -507,7 +507,8 @@ export class TaskRunner<P, O, C> {
       partition: partition ?? undefined,
       key,
       value,
-      headers: headerMap(transformed.headers),
+      // Headers no transform touched go out as the task gave them.
+      headers: transformed.headers === input.headers ? record.headers : headerMap(transformed.headers),
       timestamp: transformed.timestamp ?? undefined,
       heartbeat: false,
       source: record,
@@ -900,10 +901,16 @@ export class TaskRunner<P, O, C> {
   }
 }
 
+const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
+
 /** A data record as transforms see it: headers as a list. */
 function toTransformRecord<P, O>(record: SourceRecord<P, O>): TransformRecord {
-  const headers: RecordHeader[] = [];
-  if (record.headers) for (const key in record.headers) headers.push({ key, value: record.headers[key] });
+  let headers = NO_HEADERS;
+  if (record.headers) {
+    const list: RecordHeader[] = [];
+    for (const key in record.headers) list.push({ key, value: record.headers[key] });
+    if (list.length > 0) headers = list;
+  }
   return {
     topic: record.topic,
     kafkaPartition: record.kafkaPartition,
