@@ -48,6 +48,7 @@ export {
   offsetCodec,
   type PartitionOf,
 } from './api/offset-codec.js';
+export { isRetriableError, RetriableError } from './api/retriable-error.js';
 export {
   type ConnectorContext,
   isSourceConnectorClass,
@@ -64,3 +65,13 @@ export {
   type SourceTaskClass,
   type SourceTaskContext,
 } from './api/source-task.js';
+export {
+  isPredicateClass,
+  isTransformationClass,
+  Predicate,
+  type PredicateClass,
+  type RecordHeader,
+  Transformation,
+  type TransformationClass,
+  type TransformRecord,
+} from './api/transformation.js';

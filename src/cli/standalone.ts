@@ -8,6 +8,7 @@ import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection
 import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { maskUrlPasswords } from '../runtime/connector-config.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
@@ -56,7 +57,8 @@ export type StandaloneWorker = Worker & {
  * failed. The offsets file (with or without Kafka) is locked and checked for writing at start.
  */
 export async function runStandalone(options: StandaloneOptions): Promise<StandaloneWorker> {
-  const config = await readWorkerConfig(options.workerConfigPath);
+  // `${provider:path:key}` in the worker config resolve through the providers it defines.
+  const { config, providers } = resolveWorkerConfig(await readWorkerConfig(options.workerConfigPath));
   const restOptions = await resolveRestOptions(config);
   const logger =
     options.logger ??
@@ -76,6 +78,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const worker = new Worker({
     config,
     logger,
+    configProviders: providers,
     ...(kafka ?? embeddedAdapters(config, options)),
     close: async () => {
       await rest?.close();

@@ -15,7 +15,8 @@ export interface ConfigKeyInfoJson {
   readonly width: 'NONE';
   readonly display_name: string;
   readonly dependents: readonly string[];
-  readonly order: number;
+  /** Kafka Connect's name: the key's position in its group, from 1. */
+  readonly order_in_group: number;
 }
 
 /** Kafka Connect's ConfigValueInfo: one key's value and errors. */
@@ -76,7 +77,7 @@ export function configKeyInfoJson(
     width: 'NONE',
     display_name: name,
     dependents: [],
-    order,
+    order_in_group: order,
   };
 }
 

@@ -17,13 +17,23 @@ export interface TaskStateJson {
   readonly id: number;
   readonly state: string;
   readonly worker_id: string;
+  readonly version?: string;
   readonly trace?: string;
+  /**
+   * Tributary's addition, present once the task retried or skipped anything: the figures
+   * Kafka Connect gives as task error metrics (`total-retries`, `total-records-skipped`).
+   */
+  readonly errors?: {
+    readonly 'total-retries': number;
+    readonly 'total-records-skipped': number;
+    readonly 'last-retry'?: string;
+  };
 }
 
 /** Kafka Connect's ConnectorStateInfo. */
 export interface ConnectorStateJson {
   readonly name: string;
-  readonly connector: { readonly state: string; readonly worker_id: string; readonly trace?: string };
+  readonly connector: { readonly state: string; readonly worker_id: string; readonly version?: string; readonly trace?: string };
   readonly tasks: readonly TaskStateJson[];
   readonly type: 'source';
 }
@@ -48,10 +58,10 @@ export function connectorInfoJson(d: ConnectorDescription): ConnectorInfoJson {
 
 /** ConnectorStateInfo of a connector; `trace` only when there is one. */
 export function connectorStateJson(s: ConnectorStatus): ConnectorStateJson {
-  const { state, workerId, trace } = s.connector;
+  const { state, workerId, version, trace } = s.connector;
   return {
     name: s.name,
-    connector: { state, worker_id: workerId, ...(trace ? { trace } : {}) },
+    connector: { state, worker_id: workerId, ...(version !== undefined ? { version } : {}), ...(trace ? { trace } : {}) },
     tasks: s.tasks.map(taskStateJson),
     type: 'source',
   };
@@ -59,7 +69,23 @@ export function connectorStateJson(s: ConnectorStatus): ConnectorStateJson {
 
 /** The state of one task; `trace` only when there is one. */
 export function taskStateJson(t: TaskStatusInfo): TaskStateJson {
-  return { id: t.id, state: t.state, worker_id: t.workerId, ...(t.trace ? { trace: t.trace } : {}) };
+  const errors = t.errors
+    ? {
+        errors: {
+          'total-retries': t.errors.retries,
+          'total-records-skipped': t.errors.skipped,
+          ...(t.errors.lastRetry ? { 'last-retry': t.errors.lastRetry } : {}),
+        },
+      }
+    : {};
+  return {
+    id: t.id,
+    state: t.state,
+    worker_id: t.workerId,
+    ...(t.version !== undefined ? { version: t.version } : {}),
+    ...(t.trace ? { trace: t.trace } : {}),
+    ...errors,
+  };
 }
 
 /** TaskInfo of each task of a connector. */

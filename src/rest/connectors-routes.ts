@@ -11,7 +11,7 @@ import {
   taskInfoJson,
   taskStateJson,
 } from './connect-entities.js';
-import { parseBooleanParam, parseConfigMap, parseConfigPatch, parseCreateRequest, parseTaskId } from './request-bodies.js';
+import { parseConfigMap, parseConfigPatch, parseCreateRequest, parseTaskId } from './request-bodies.js';
 import type { RouteTable } from './route-table.js';
 
 type NameParams = { name: string };
@@ -19,6 +19,12 @@ type TaskParams = { name: string; task: string };
 
 function location(reply: FastifyReply, name: string): void {
   reply.header('Location', `/connectors/${encodeURIComponent(name)}`);
+}
+
+/** Java's `Boolean.parseBoolean` of a query parameter (the last one when repeated). */
+function javaBoolean(value: unknown): boolean {
+  const v = Array.isArray(value) ? value[value.length - 1] : value;
+  return typeof v === 'string' && v.toLowerCase() === 'true';
 }
 
 /** Adds the `/connectors` routes: listing, create, config, status, tasks, lifecycle and delete. */
@@ -29,7 +35,8 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
     const withStatus = expand.includes('status');
     const withInfo = expand.includes('info');
     const names = worker.connectorNames().sort();
-    if (!withStatus && !withInfo) return names;
+    // As Kafka Connect: any expand, even one it does not know, gives the map form.
+    if (query.expand === undefined) return names;
     const out: Record<string, { status?: ConnectorStateJson; info?: ConnectorInfoJson }> = {};
     for (const name of names) {
       try {
@@ -96,6 +103,17 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
     return connectorStateJson(worker.connectorStatus(name));
   });
 
+  routes.add('GET', '/connectors/:name/topics', async (request) => {
+    const { name } = request.params as NameParams;
+    return { [name]: { topics: worker.connectorTopics(name) } };
+  });
+
+  routes.add('PUT', '/connectors/:name/topics/reset', async (request, reply) => {
+    const { name } = request.params as NameParams;
+    worker.resetConnectorTopics(name);
+    return reply.code(202).send();
+  });
+
   routes.add('GET', '/connectors/:name/tasks', async (request) => {
     const { name } = request.params as NameParams;
     return taskInfoJson(name, worker.taskConfigs(name));
@@ -133,8 +151,9 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
   routes.add('POST', '/connectors/:name/restart', async (request, reply) => {
     const { name } = request.params as NameParams;
     const query = request.query as Record<string, unknown>;
-    const includeTasks = parseBooleanParam(query.includeTasks, 'includeTasks');
-    const onlyFailed = parseBooleanParam(query.onlyFailed, 'onlyFailed');
+    // Kafka Connect reads these with Boolean.parseBoolean: anything but "true" is false.
+    const includeTasks = javaBoolean(query.includeTasks);
+    const onlyFailed = javaBoolean(query.onlyFailed);
     const plan = worker.restartConnector(name, { includeTasks, onlyFailed });
     if (!includeTasks && !onlyFailed) {
       await plan.done;

@@ -8,6 +8,7 @@ export { JsonLinesSender, type JsonLinesTarget } from '../embedded/json-lines-se
 export { type RestOptions, RestServer } from '../rest/index.js';
 export { FileOffsetStore } from '../storage/file-offset-store.js';
 export { MemoryOffsetStore } from '../storage/memory-offset-store.js';
+export { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS } from '../transforms/index.js';
 export { bytesConverter, type Converter, type ConverterName, jsonConverter, stringConverter } from './converters.js';
 export type {
   OffsetEntry,
@@ -18,9 +19,17 @@ export type {
   SendCallback,
   SenderStall,
 } from './ports.js';
-export { type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
+export { type TaskErrorCounts, type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
 export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';
 export type { TaskState, TaskStatus } from './task-status.js';
+export {
+  NO_TRANSFORMS,
+  type PreparedTransforms,
+  prepareTransforms,
+  type TransformChain,
+  type TransformChainFactory,
+  type TransformPluginLoader,
+} from './transform-chain.js';
 export {
   type ConnectorState,
   type ConnectorStatus,

@@ -22,6 +22,8 @@ export interface OutgoingRecord {
   readonly heartbeat?: boolean | undefined;
   /** The record as the task produced it, before conversion. Senders ignore it. */
   readonly source?: unknown;
+  /** The record after the connector's transforms, before conversion; absent when none ran. Senders ignore it. */
+  readonly transformed?: unknown;
 }
 
 /** What Kafka (or the sink standing in for it) says about a written record. */

@@ -1,16 +1,31 @@
-import { BehaviorSubject, defer, exhaustMap, filter, interval, type Observable, type Subscription, tap } from 'rxjs';
+import {
+  BehaviorSubject,
+  catchError,
+  defer,
+  EMPTY,
+  exhaustMap,
+  filter,
+  interval,
+  type Observable,
+  type Subscription,
+  tap,
+} from 'rxjs';
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
+import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import type { OffsetReader, SourceTask, SourceTaskContext } from '../api/source-task.js';
+import type { RecordHeader, TransformRecord } from '../api/transformation.js';
+import { connectValueText } from '../transforms/java-compat.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender, SenderStall } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
 import type { TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
 import { MAX_TOPIC_LENGTH, topicNameProblem } from './topic-name.js';
+import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
 
 /** Instrumentation: called synchronously as things happen. Keep listeners cheap. */
 export interface TaskListener {
@@ -22,6 +37,14 @@ export interface TaskListener {
   flushFailed?(error: TributaryError): void;
   /** The task's `commit()` hook ran after a flush. */
   committed?(): void;
+}
+
+/** What a task's error handling did so far: retries after a RetriableError, records skipped by `errors.tolerance=all`. */
+export interface TaskErrorCounts {
+  readonly retries: number;
+  readonly skipped: number;
+  /** The message of the last RetriableError retried. */
+  readonly lastRetry?: string;
 }
 
 /** What a {@link TaskRunner} runs and with what. */
@@ -38,6 +61,8 @@ export interface TaskRunnerOptions<P, O, C> {
   readonly listener?: TaskListener;
   /** Start PAUSED instead of RUNNING (KIP-980 `initial_state`). */
   readonly startPaused?: boolean;
+  /** The connector's transforms (`transforms=...`), applied to data records after poll(), before conversion. */
+  readonly transforms?: TransformChain;
 }
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
@@ -69,6 +94,7 @@ export class TaskRunner<P, O, C> {
   private readonly log: Logger;
   private readonly listener: TaskListener;
   private readonly id: string;
+  private readonly transforms: TransformChain;
 
   /** Partitions and offsets are kept encoded: a snapshot taken when the record was handed over. */
   private readonly submitted = new SubmittedRecords<JsonObject, JsonObject>();
@@ -101,6 +127,15 @@ export class TaskRunner<P, O, C> {
   private stall: SenderStall | undefined;
   /** The stall duration last logged. */
   private stallLogged = 0;
+  private retries = 0;
+  private skipped = 0;
+  private lastRetry: string | undefined;
+  /** Consecutive poll rounds that ended with a RetriableError (0 after a round that did not). */
+  private pollRetryAttempt = 0;
+  private cancelRetryDelay: (() => void) | undefined;
+  /** Records (and heartbeats) held behind a record whose transform is being retried, in order. */
+  private backlog: Array<{ record: SourceRecord<P, O> | HeartbeatRecord<P, O>; heartbeat: boolean }> | undefined;
+  private backlogDone: Promise<void> | undefined;
 
   constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
     this.task = options.task;
@@ -112,6 +147,7 @@ export class TaskRunner<P, O, C> {
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
     this.sender.onStall?.((stall) => this.senderStalled(stall));
+    this.transforms = options.transforms ?? NO_TRANSFORMS;
   }
 
   /** The current state. */
@@ -151,6 +187,11 @@ export class TaskRunner<P, O, C> {
     );
   }
 
+  /** Retries and skipped records so far. */
+  get errorCounts(): TaskErrorCounts {
+    return { retries: this.retries, skipped: this.skipped, ...(this.lastRetry ? { lastRetry: this.lastRetry } : {}) };
+  }
+
   /** Records sent and not yet acknowledged. */
   get inFlight(): number {
     return this.submitted.inFlight;
@@ -173,7 +214,18 @@ export class TaskRunner<P, O, C> {
       // Stopped while the offsets were read: the task was never started, so it needs no stop().
       if (this.stopping) return;
       this.startAttempted = true;
-      await this.task.start(this.options.config, this.context(stored));
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.task.start(this.options.config, this.context(stored));
+          break;
+        } catch (e) {
+          // A RetriableError from start() is retried until the task is stopped.
+          if (isRetriableError(e) && this.stopping) return;
+          if (!isRetriableError(e)) throw e;
+          await this.retryDelay('start', e, attempt);
+          if (this.stopping) return;
+        }
+      }
       this.taskStarted = true;
     } catch (e) {
       this.fail(toTributaryError(e, 'TASK_START_FAILED', `Task ${this.id} failed to start`));
@@ -223,6 +275,7 @@ export class TaskRunner<P, O, C> {
    */
   abort(): void {
     this.stopping = true;
+    this.cancelRetryDelay?.();
     this.shutdown ??= Promise.resolve();
     this.unsubscribe(this.heartbeatTimer, 'heartbeat');
     this.flushTimer?.unsubscribe();
@@ -275,8 +328,11 @@ export class TaskRunner<P, O, C> {
       // per-partition queues now, so they do not grow with every record until the next flush.
       this.takeCommittable();
       const emitted = await this.pollRound();
+      if (this.backlogDone) await this.backlogDone;
       if (this.stopping) break;
-      if (emitted === 0 && this.settings.pollBackoffMs > 0) {
+      if (this.pollRetryAttempt > 0) {
+        await this.retryDelay('poll', undefined, this.pollRetryAttempt);
+      } else if (emitted === 0 && this.settings.pollBackoffMs > 0) {
         const backoff = clockDelay(this.clock, this.settings.pollBackoffMs);
         this.wakeLoop = backoff.cancel;
         await backoff.promise;
@@ -299,8 +355,11 @@ export class TaskRunner<P, O, C> {
           );
         }
       } catch (e) {
-        this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
-        resolve(0);
+        if (this.pollRetriable(e)) resolve(0);
+        else {
+          this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
+          resolve(0);
+        }
         return;
       }
       this.round = source.subscribe({
@@ -309,10 +368,13 @@ export class TaskRunner<P, O, C> {
           this.dispatch(record, false);
         },
         error: (e: unknown) => {
-          this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} failed`));
+          if (!this.pollRetriable(e)) this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} failed`));
           resolve(count);
         },
-        complete: () => resolve(count),
+        complete: () => {
+          this.pollRetryAttempt = 0;
+          resolve(count);
+        },
       });
       // Unsubscribing on stop or failure ends the round; resolve so the loop can exit.
       this.round.add(() => resolve(count));
@@ -328,10 +390,12 @@ export class TaskRunner<P, O, C> {
       // A tick that comes while the previous call is still running is dropped, not queued.
       exhaustMap(() =>
         defer(() => this.task.produceHeartbeatRecords()).pipe(
-          tap({
-            next: (record) => this.dispatch(record, true),
-            error: (e: unknown) =>
-              this.fail(toTributaryError(e, 'HEARTBEAT_FAILED', `produceHeartbeatRecords() of task ${this.id} failed`)),
+          tap({ next: (record) => this.dispatch(record, true) }),
+          catchError((e: unknown) => {
+            // A RetriableError skips this tick; the next tick is the retry.
+            if (isRetriableError(e)) this.noteRetry('produceHeartbeatRecords', e, this.settings.heartbeatIntervalMs);
+            else this.fail(toTributaryError(e, 'HEARTBEAT_FAILED', `produceHeartbeatRecords() of task ${this.id} failed`));
+            return EMPTY;
           }),
         ),
       ),
@@ -340,7 +404,18 @@ export class TaskRunner<P, O, C> {
 
   private dispatch(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, heartbeat: boolean): void {
     if (this.status.state === 'FAILED') return;
+    // Behind a record whose transform is being retried, everything waits its turn, heartbeats
+    // included: none may commit an offset past a record not yet sent.
+    if (this.backlog) {
+      this.backlog.push({ record, heartbeat });
+      return;
+    }
     try {
+      // Heartbeat records never go through transforms: nothing may route one into a data topic.
+      if (!heartbeat && this.transforms.size > 0) {
+        this.dispatchTransformed(record as SourceRecord<P, O>);
+        return;
+      }
       const topic = heartbeat ? this.settings.heartbeatTopic : record.topic;
       if (typeof topic !== 'string' || topic.length === 0)
         throw this.invalid(
@@ -353,24 +428,27 @@ export class TaskRunner<P, O, C> {
       if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0)) {
         throw this.invalid(record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
       }
+      let key: Buffer | null;
+      let value: Buffer | null;
+      try {
+        key = this.settings.keyConverter(record.key, topic);
+        value = this.settings.valueConverter(record.value, topic);
+      } catch (e) {
+        if (!heartbeat && this.tolerated(e, record, 'conversion', { topic, partition, key: record.key, value: record.value }))
+          return;
+        throw e;
+      }
       const out: OutgoingRecord = {
         topic,
         partition,
-        key: this.settings.keyConverter(record.key, topic),
-        value: this.settings.valueConverter(record.value, topic),
+        key,
+        value,
         headers: record.headers,
         timestamp: record.timestamp,
         heartbeat,
         source: record,
       };
-      const part = this.encodePartition(record.sourcePartition);
-      const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
-      try {
-        this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
-      } catch (e) {
-        // send() must not throw (RecordSender); one that does gets no callback for this record.
-        this.onSent(handle, out, e instanceof Error ? e : new Error(safeJson(e)), undefined);
-      }
+      this.submit(record, out);
     } catch (e) {
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
     }
@@ -393,6 +471,228 @@ export class TaskRunner<P, O, C> {
       this.validTopics.add(topic);
     }
     this.lastTopic = topic;
+  }
+
+  /**
+   * A data record through the connector's transforms, then converted and sent. A record a
+   * transform drops is not sent, but its offset commits (behind the records before it), as in
+   * Kafka Connect.
+   */
+  private dispatchTransformed(record: SourceRecord<P, O>): void {
+    const input = toTransformRecord(record);
+    let transformed: TransformRecord | null;
+    try {
+      transformed = this.transforms.apply(input);
+    } catch (e) {
+      if (isRetriableError(e) && this.settings.retryTimeoutMs !== 0) {
+        this.backlog = [];
+        this.backlogDone = this.retryTransform(record, input, e).finally(() => {
+          this.backlogDone = undefined;
+        });
+        return;
+      }
+      this.transformFailed(record, input, e);
+      return;
+    }
+    this.sendTransformed(record, input, transformed);
+  }
+
+  /** A transform failed on a record for good: skipped under `errors.tolerance=all`, else the task fails. */
+  private transformFailed(record: SourceRecord<P, O>, input: TransformRecord, e: unknown): void {
+    const error = isRetriableError(e)
+      ? new TributaryError(
+          'TRANSFORM_FAILED',
+          `A transform of task ${this.id} kept failing with a RetriableError on a record for topic '${record.topic}' until errors.retry.timeout (${this.settings.retryTimeoutMs} ms) ran out: ${e.message}`,
+          { cause: e },
+        )
+      : toTributaryError(e, 'TRANSFORM_FAILED', `A transform of task ${this.id} failed on a record for topic '${record.topic}'`);
+    if (this.tolerated(error, record, 'transformation', input)) return;
+    throw error;
+  }
+
+  /**
+   * Applies the transforms to a record again after back-offs while they throw RetriableError,
+   * up to `errors.retry.timeout`; then sends it (or handles the failure), and dispatches what
+   * queued up behind it, in order.
+   */
+  private async retryTransform(record: SourceRecord<P, O>, input: TransformRecord, first: unknown): Promise<void> {
+    const started = this.clock.now();
+    const timeout = this.settings.retryTimeoutMs;
+    let error: unknown = first;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const left = timeout < 0 ? Number.POSITIVE_INFINITY : started + timeout - this.clock.now();
+        if (left <= 0) {
+          this.transformFailed(record, input, error);
+          break;
+        }
+        await this.retryDelay('transform', error, attempt, left);
+        if (this.stopping || this.status.state === 'FAILED') return;
+        try {
+          this.sendTransformed(record, input, this.transforms.apply(input));
+          break;
+        } catch (e) {
+          if (!isRetriableError(e)) {
+            this.transformFailed(record, input, e);
+            break;
+          }
+          error = e;
+        }
+      }
+    } catch (e) {
+      this.backlog = undefined;
+      this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
+      return;
+    }
+    const waiting = this.backlog ?? [];
+    this.backlog = undefined;
+    for (let i = 0; i < waiting.length; i++) {
+      const next = waiting[i] as (typeof waiting)[number];
+      this.dispatch(next.record, next.heartbeat);
+      // A new retry started: the rest waits behind it again.
+      if (this.backlog) {
+        (this.backlog as typeof waiting).push(...waiting.slice(i + 1));
+        await this.backlogDone;
+        return;
+      }
+    }
+  }
+
+  /** Sends a transformed record (null: dropped, its offset commits). */
+  private sendTransformed(record: SourceRecord<P, O>, input: TransformRecord, transformed: TransformRecord | null): void {
+    if (transformed === null) {
+      this.submitSkipped(record);
+      return;
+    }
+    const topic = transformed.topic;
+    if (typeof topic !== 'string' || topic.length === 0)
+      throw this.invalid(record, 'has no topic after its transforms', 'a transform must leave a non-empty topic');
+    if (topic !== this.lastTopic) this.checkTopic(topic, record);
+    const partition = transformed.kafkaPartition;
+    if (partition !== undefined && partition !== null && !(Number.isInteger(partition) && partition >= 0)) {
+      throw this.invalid(
+        record,
+        `has kafkaPartition ${String(partition)} after its transforms`,
+        'it must be an integer >= 0 or absent',
+      );
+    }
+    let key: Buffer | null;
+    let value: Buffer | null;
+    try {
+      key = this.settings.keyConverter(transformed.key, topic);
+      value = this.settings.valueConverter(transformed.value, topic);
+    } catch (e) {
+      if (this.tolerated(e, record, 'conversion', transformed)) return;
+      throw e;
+    }
+    const out: OutgoingRecord = {
+      topic,
+      partition: partition ?? undefined,
+      key,
+      value,
+      // Headers no transform touched go out as the task gave them.
+      headers: transformed.headers === input.headers ? record.headers : headerMap(transformed.headers),
+      timestamp: transformed.timestamp ?? undefined,
+      heartbeat: false,
+      source: record,
+      transformed,
+    };
+    this.submit(record, out);
+  }
+
+  /** Counts as acknowledged a record that is not sent (dropped or skipped): its offset commits behind the records before it. */
+  private submitSkipped(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
+    const part = this.encodePartition(record.sourcePartition);
+    this.submitted.submitAcked(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
+  }
+
+  /**
+   * `errors.tolerance=all`: skips a record a transform or converter failed on (its offset
+   * commits), counts it and logs it when `errors.log.enable` is set. False under `none`.
+   */
+  private tolerated(
+    error: unknown,
+    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
+    stage: 'transformation' | 'conversion',
+    shown: {
+      topic?: string;
+      partition?: number | undefined;
+      kafkaPartition?: number | undefined;
+      key?: unknown;
+      value?: unknown;
+      timestamp?: number | undefined;
+    },
+  ): boolean {
+    if (!this.settings.toleranceAll) return false;
+    this.skipped++;
+    if (this.settings.errorsLog) {
+      const message = error instanceof Error ? error.message : safeJson(error);
+      this.log.warn(
+        {
+          event: 'record.skipped',
+          stage,
+          skipped: this.skipped,
+          err: error,
+          ...(this.settings.errorsLogMessages
+            ? {
+                record: {
+                  topic: shown.topic,
+                  partition: shown.partition ?? shown.kafkaPartition,
+                  key: shown.key,
+                  value: shown.value,
+                  timestamp: shown.timestamp,
+                },
+              }
+            : {}),
+        },
+        `errors.tolerance=all: skipped a record that failed in ${stage} (source partition ${safeJson(record.sourcePartition)}, offset ${safeJson(record.sourceOffset)}): ${message}`,
+      );
+    }
+    this.submitSkipped(record);
+    return true;
+  }
+
+  /** A RetriableError from poll() (thrown or emitted): noted, and the next round waits a back-off. */
+  private pollRetriable(e: unknown): boolean {
+    if (!isRetriableError(e)) return false;
+    this.pollRetryAttempt++;
+    this.noteRetry('poll', e, this.retryBackoff(this.pollRetryAttempt));
+    return true;
+  }
+
+  /** Back-off before retry `attempt` (from 1): 100 ms doubling, at most `errors.retry.delay.max.ms`. */
+  private retryBackoff(attempt: number): number {
+    return Math.min(this.settings.retryDelayMaxMs, 100 * 2 ** Math.min(attempt - 1, 30));
+  }
+
+  private noteRetry(what: string, e: unknown, delayMs: number): void {
+    this.retries++;
+    this.lastRetry = e instanceof Error ? e.message : safeJson(e);
+    this.log.warn(
+      { event: 'task.retry', stage: what, retries: this.retries, delayMs, err: e },
+      `${what} of task ${this.id} raised a RetriableError; retrying in ${delayMs} ms (retry ${this.retries}): ${this.lastRetry}`,
+    );
+  }
+
+  /** Notes a retry (unless `e` is undefined: already noted) and waits its back-off; a stop ends the wait. */
+  private async retryDelay(what: string, e: unknown, attempt: number, atMost = Number.POSITIVE_INFINITY): Promise<void> {
+    const delay = Math.min(this.retryBackoff(attempt), atMost);
+    if (e !== undefined) this.noteRetry(what, e, delay);
+    const wait = clockDelay(this.clock, delay);
+    this.cancelRetryDelay = wait.cancel;
+    await wait.promise;
+    this.cancelRetryDelay = undefined;
+  }
+
+  private submit(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, out: OutgoingRecord): void {
+    const part = this.encodePartition(record.sourcePartition);
+    const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
+    try {
+      this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
+    } catch (e) {
+      // send() must not throw (RecordSender); one that does gets no callback for this record.
+      this.onSent(handle, out, e instanceof Error ? e : new Error(safeJson(e)), undefined);
+    }
   }
 
   private invalid(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, what: string, accepted: string): TributaryError {
@@ -668,6 +968,7 @@ export class TaskRunner<P, O, C> {
     this.stopping = true;
     // Heartbeats stop at once; periodic flushes go on until the final flush.
     this.unsubscribe(this.heartbeatTimer, 'heartbeat');
+    this.cancelRetryDelay?.();
     this.wake();
     const timeout = this.settings.shutdownTimeoutMs;
     // Never call the task's stop() while its start() still runs: a stop() that comes first
@@ -690,6 +991,9 @@ export class TaskRunner<P, O, C> {
         this.finalFlush = false;
       }
     }
+    this.transforms.close((alias, err) =>
+      this.log.warn({ event: 'transform.close.failed', transform: alias, err }, `close() of transform '${alias}' threw; ignored`),
+    );
     if (this.startAttempted && startSettled) await this.stopTask(timeout);
     else if (this.startAttempted) {
       this.log.warn(
@@ -793,6 +1097,45 @@ function guardListener(listener: TaskListener, log: Logger): TaskListener {
     flushFailed: guard('flushFailed', listener.flushFailed),
     committed: guard('committed', listener.committed),
   };
+}
+
+const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
+
+/** A data record as transforms see it: headers as a list. */
+function toTransformRecord<P, O>(record: SourceRecord<P, O>): TransformRecord {
+  let headers = NO_HEADERS;
+  if (record.headers) {
+    const list: RecordHeader[] = [];
+    for (const key in record.headers) list.push({ key, value: record.headers[key] });
+    if (list.length > 0) headers = list;
+  }
+  return {
+    topic: record.topic,
+    kafkaPartition: record.kafkaPartition,
+    key: record.key,
+    value: record.value,
+    headers,
+    timestamp: record.timestamp,
+  };
+}
+
+/**
+ * Transformed headers as the sender takes them: text and bytes as they are, other values as
+ * Kafka Connect's SimpleHeaderConverter writes them; a null value drops the header; of a key
+ * that repeats, the last value wins (a record's headers are a map here).
+ */
+function headerMap(headers: readonly RecordHeader[]): Record<string, Buffer | string> | undefined {
+  if (headers.length === 0) return undefined;
+  const out: Record<string, Buffer | string> = {};
+  for (const { key, value } of headers) {
+    if (typeof value === 'string' || Buffer.isBuffer(value)) out[key] = value;
+    else {
+      const text = connectValueText(value);
+      if (text !== undefined) out[key] = text;
+      else delete out[key];
+    }
+  }
+  return out;
 }
 
 function safeJson(v: unknown): string {

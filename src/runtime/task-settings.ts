@@ -1,3 +1,4 @@
+import * as t from 'io-ts';
 import { type ConfigProblem, configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
 import { CONVERTER_NAMES, type Converter, converterNamed } from './converters.js';
@@ -48,6 +49,32 @@ export const connectorTaskConfig = defineConfig({
     default: 0,
     description: 'Interval between calls of produceHeartbeatRecords(), in milliseconds; 0 (the default) turns heartbeats off.',
   },
+  'errors.tolerance': {
+    type: configTypes.oneOf('none', 'all'),
+    default: 'none',
+    description:
+      'none: a record a transform or converter cannot handle fails the task; all: such records are skipped (their offsets still commit) and counted.',
+  },
+  'errors.retry.timeout': {
+    type: t.refinement(configTypes.int, (n) => n >= -1, 'integer >= -1'),
+    default: 0,
+    description: 'How long a RetriableError from a transform is retried, in milliseconds (-1: without end; 0: not retried).',
+  },
+  'errors.retry.delay.max.ms': {
+    type: configTypes.positiveInt,
+    default: 60_000,
+    description: 'The longest pause between two retries after a RetriableError, in milliseconds.',
+  },
+  'errors.log.enable': {
+    type: configTypes.boolean,
+    default: false,
+    description: 'Log every transform or conversion failure that errors.tolerance=all skips.',
+  },
+  'errors.log.include.messages': {
+    type: configTypes.boolean,
+    default: false,
+    description: "With errors.log.enable: include the record's topic, partition, key, value and timestamp in the log.",
+  },
 });
 
 /** Everything a task's pipeline needs, resolved once: no optional fields on the hot path. */
@@ -62,6 +89,13 @@ export interface TaskSettings {
   readonly pollBackoffMs: number;
   readonly keyConverter: Converter;
   readonly valueConverter: Converter;
+  /** `errors.tolerance=all`: skip records a transform or converter fails on. */
+  readonly toleranceAll: boolean;
+  /** `errors.retry.timeout`: -1 without end, 0 no retry. */
+  readonly retryTimeoutMs: number;
+  readonly retryDelayMaxMs: number;
+  readonly errorsLog: boolean;
+  readonly errorsLogMessages: boolean;
 }
 
 /**
@@ -111,5 +145,10 @@ export function resolveTaskSettings(
     pollBackoffMs: w.value['task.poll.backoff.ms'],
     keyConverter,
     valueConverter,
+    toleranceAll: c.value['errors.tolerance'] === 'all',
+    retryTimeoutMs: c.value['errors.retry.timeout'],
+    retryDelayMaxMs: c.value['errors.retry.delay.max.ms'],
+    errorsLog: c.value['errors.log.enable'],
+    errorsLogMessages: c.value['errors.log.include.messages'],
   };
 }

@@ -1,12 +1,15 @@
 import { hostname } from 'node:os';
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
+import type { ConfigProblem } from '../api/config-def.js';
 import { ConfigError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
+import { type ConfigProviders, configProviders } from './config-providers.js';
 import {
   type ConfigReport,
   connectorManagesOffsets,
+  HIDDEN,
   maskConfig,
   maskingLogger,
   maskTaskConfig,
@@ -18,8 +21,14 @@ import {
 } from './connector-config.js';
 import { discoverPlugins, findPlugin, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
-import { type TaskListener, TaskRunner } from './task-runner.js';
+import { type TaskErrorCounts, type TaskListener, TaskRunner } from './task-runner.js';
 import { resolveTaskSettings } from './task-settings.js';
+import {
+  moduleTransformLoader,
+  prepareTransforms,
+  type TransformChainFactory,
+  type TransformPluginLoader,
+} from './transform-chain.js';
 
 /** A connector's target state (KIP-980's `initial_state` values). */
 export type TargetState = 'RUNNING' | 'PAUSED' | 'STOPPED';
@@ -56,6 +65,16 @@ export interface WorkerOptions {
   }) => Promise<void>;
   /** Loads `connector.class`; default {@link loadConnectorClass} from the working directory and `plugin.path`. */
   readonly loadConnector?: (spec: string) => Promise<SourceConnectorClass>;
+  /**
+   * Resolves `${provider:path:key}` references in connector configs; default: the worker
+   * config's `config.providers` (see {@link configProviders}).
+   */
+  readonly configProviders?: ConfigProviders;
+  /**
+   * Loads a `transforms.<alias>.type` or `predicates.<alias>.type` that is not a built-in;
+   * default: a module path or package (with `#ExportName`) from the working directory.
+   */
+  readonly loadTransform?: TransformPluginLoader;
   /** Lists the installed connector plugins; default {@link discoverPlugins} on the working directory and `plugin.path`. */
   readonly listPlugins?: () => Promise<PluginDescriptor[]>;
   readonly clock?: Clock;
@@ -105,14 +124,23 @@ export interface TaskStatusInfo {
   readonly id: number;
   readonly state: TaskDisplayState;
   readonly workerId: string;
+  /** The connector's `version` (a task has none of its own), as Kafka Connect's `tasks[].version`. */
+  readonly version?: string;
   /** The failure, with stack and causes, when FAILED; while RUNNING or PAUSED, why Kafka does not acknowledge the task's records, if it does not. */
   readonly trace?: string;
+  /** Retries after a RetriableError and records skipped by `errors.tolerance=all`; absent while both are 0. */
+  readonly errors?: TaskErrorCounts;
 }
 
 /** A connector's and its tasks' states. */
 export interface ConnectorStatus {
   readonly name: string;
-  readonly connector: { readonly state: ConnectorState; readonly workerId: string; readonly trace?: string };
+  readonly connector: {
+    readonly state: ConnectorState;
+    readonly workerId: string;
+    readonly version?: string;
+    readonly trace?: string;
+  };
   /** Sorted by id. */
   readonly tasks: readonly TaskStatusInfo[];
 }
@@ -152,11 +180,20 @@ interface TaskSlot {
 
 /** Everything a connector runs with, replaced as one by a config update. */
 interface ConnectorSpec {
+  /** As given: `${provider:path:key}` references unresolved (what REST answers and logs show). */
   readonly config: Readonly<Record<string, string>>;
+  /** With references resolved: what the connector, its tasks and the adapters get. */
+  readonly resolved: Readonly<Record<string, string>>;
+  /** Keys whose values came from a config provider: their resolved values are secrets. */
+  readonly secrets: ReadonlySet<string>;
   readonly connectorClass: SourceConnectorClass;
   readonly parsed: unknown;
   readonly tasksMax: number;
   readonly passwords: ReadonlySet<string>;
+  /** The connector's `version`. */
+  readonly version: string;
+  /** A fresh transform chain per task (`transforms=...`). */
+  readonly transforms: TransformChainFactory;
 }
 
 /**
@@ -169,6 +206,8 @@ export class ConnectorRunner {
   state: Exclude<ConnectorState, 'RESTARTING'> = 'UNASSIGNED';
   trace: string | undefined;
   tasks: TaskSlot[] = [];
+  /** KIP-558: the topics this connector's tasks wrote data records to, since created or last reset. */
+  readonly activeTopics = new Set<string>();
   private instance: SourceConnector | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -202,7 +241,7 @@ export class ConnectorRunner {
 
   /** The worker's logger for this connector, masking its secrets. */
   get log(): Logger {
-    return maskingLogger(this.worker.log.child({ connector: this.name }), this.spec.config, this.spec.passwords);
+    return maskingLogger(this.worker.log.child({ connector: this.name }), this.spec.resolved, this.spec.secrets);
   }
 
   /** The config with secret values shown as `[hidden]`. */
@@ -217,33 +256,45 @@ export class ConnectorRunner {
 
   /** The task configs, secrets masked, by task id. */
   taskConfigs(): Array<{ id: number; config: unknown }> {
-    return this.tasks.map((t) => ({ id: t.id, config: maskTaskConfig(t.config, this.spec.config, this.spec.passwords) }));
+    return this.tasks.map((t) => ({
+      id: t.id,
+      config: scrubResolved(maskTaskConfig(unresolve(t.config, this.spec), this.spec.resolved, this.spec.passwords), this.spec),
+    }));
   }
 
   /** The connector's and its tasks' states; secret config values are masked in traces too. */
   status(): ConnectorStatus {
     const workerId = this.worker.workerId;
-    const mask = (trace: string) => String(maskTaskConfig(trace, this.spec.config, this.spec.passwords));
+    const mask = (trace: string) => String(maskTaskConfig(trace, this.spec.resolved, this.spec.secrets));
     const state: ConnectorState = this.restartingConnector > 0 ? 'RESTARTING' : this.state;
     return {
       name: this.name,
       connector: {
         state,
         workerId,
+        version: this.spec.version,
         ...(state === 'FAILED' && this.trace ? { trace: mask(this.trace) } : {}),
       },
       tasks: this.tasks
         .map((t): TaskStatusInfo => {
           const s = t.runner.status;
-          if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId };
-          if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, trace: mask(s.trace) };
+          const counts = t.runner.errorCounts;
+          const errors =
+            counts.retries > 0 || counts.skipped > 0
+              ? { errors: counts.lastRetry ? { ...counts, lastRetry: mask(counts.lastRetry) } : counts }
+              : {};
+          const version = this.spec.version;
+          if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId, version };
+          if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, version, trace: mask(s.trace), ...errors };
           // A task whose sender cannot reach Kafka stays RUNNING; its trace says so (see TaskRunner.warning).
           const warning = s.state === 'RUNNING' || s.state === 'PAUSED' ? t.runner.warning : undefined;
           return {
             id: t.id,
             state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state,
             workerId,
+            version,
             ...(warning ? { trace: mask(warning) } : {}),
+            ...errors,
           };
         })
         .sort((a, b) => a.id - b.id),
@@ -275,6 +326,13 @@ export class ConnectorRunner {
       return;
     }
     if (this.instance === undefined) {
+      // As Kafka Connect: a connector that goes to PAUSED without running (created with
+      // initial_state PAUSED, or paused while STOPPED) starts no tasks until it is resumed.
+      if (target === 'PAUSED') {
+        this.state = 'PAUSED';
+        log.info({ event: 'connector.paused' }, 'connector paused; its tasks start when it is resumed');
+        return;
+      }
       const configs = await this.startInstance();
       if (configs === undefined) return;
       await this.startTasks(configs);
@@ -421,11 +479,11 @@ export class ConnectorRunner {
   private async startTasks(configs: unknown[]): Promise<void> {
     const { options } = this.worker;
     try {
-      const settings = resolveTaskSettings(options.config, this.spec.config);
+      const settings = resolveTaskSettings(options.config, this.spec.resolved);
       await options.prepareTopics?.({
         connector: this.name,
         heartbeatTopic: settings.heartbeatTopic,
-        connectorConfig: { ...this.spec.config },
+        connectorConfig: { ...this.spec.resolved },
       });
       const taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
       for (const [taskId, taskConfig] of configs.entries()) {
@@ -443,8 +501,8 @@ export class ConnectorRunner {
 
   private async createTask(id: number, config: unknown, taskClass: SourceConnector['taskClass']): Promise<TaskSlot> {
     const { options } = this.worker;
-    const settings = resolveTaskSettings(options.config, this.spec.config);
-    const sender = await options.createSender({ connector: this.name, taskId: id, connectorConfig: this.spec.config });
+    const settings = resolveTaskSettings(options.config, this.spec.resolved);
+    const sender = await options.createSender({ connector: this.name, taskId: id, connectorConfig: this.spec.resolved });
     const runner = new TaskRunner<unknown, unknown, unknown>({
       connector: this.name,
       taskId: id,
@@ -455,11 +513,25 @@ export class ConnectorRunner {
       offsetStore: options.offsetStore,
       clock: options.clock ?? systemClock,
       // TaskRunner adds the connector binding itself.
-      logger: maskingLogger(this.worker.log, this.spec.config, this.spec.passwords),
-      listener: options.taskListener?.(this.name, id),
+      logger: maskingLogger(this.worker.log, this.spec.resolved, this.spec.secrets),
+      listener: this.trackTopics(options.taskListener?.(this.name, id)),
       startPaused: this.target === 'PAUSED',
+      transforms: this.spec.transforms(),
     });
     return { id, config, runner, sender };
+  }
+
+  /** The task's listener, noting (with topic.tracking.enable, the default) each data topic written to. */
+  private trackTopics(listener: TaskListener | undefined): TaskListener | undefined {
+    if (this.worker.options.config['topic.tracking.enable'] === 'false') return listener;
+    const topics = this.activeTopics;
+    return {
+      ...listener,
+      recordAcked: (record, metadata) => {
+        if (!record.heartbeat && !topics.has(record.topic)) topics.add(record.topic);
+        listener?.recordAcked?.(record, metadata);
+      },
+    };
   }
 
   private markFailed(error: TributaryError): void {
@@ -520,6 +592,8 @@ export class Worker {
   private pluginList: Promise<PluginDescriptor[]> | undefined;
   /** `connector.class` values the operator gave (`any` access), which `listed` access may name too. */
   private readonly operatorClasses = new Set<string>();
+  private readonly loadTransform: TransformPluginLoader;
+  private readonly providers: ConfigProviders;
   private stopping = false;
   private stopped: Promise<void> | undefined;
 
@@ -528,6 +602,8 @@ export class Worker {
     const locations = pluginLocations(options.config);
     this.loadConnector = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
     this.listPlugins = options.listPlugins ?? (() => discoverPlugins(locations, this.log));
+    this.loadTransform = options.loadTransform ?? moduleTransformLoader(locations.baseDir);
+    this.providers = options.configProviders ?? configProviders(options.config);
   }
 
   /** Opens the offset store and lists the plugins (see {@link Worker.plugins}). */
@@ -728,6 +804,34 @@ export class Worker {
     return task;
   }
 
+  /**
+   * KIP-558: the topics a connector's tasks wrote data records to since it was created or its
+   * topics were last reset (kept in memory: a worker restart starts empty).
+   *
+   * @throws TributaryError CONNECTOR_NOT_FOUND, or TOPIC_TRACKING_DISABLED with `topic.tracking.enable=false`
+   */
+  connectorTopics(name: string): string[] {
+    const runner = this.requireConnector(name);
+    if (this.options.config['topic.tracking.enable'] === 'false')
+      throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
+    return [...runner.activeTopics].sort();
+  }
+
+  /**
+   * KIP-558: forgets a connector's active topics.
+   *
+   * @throws TributaryError CONNECTOR_NOT_FOUND, or TOPIC_TRACKING_DISABLED with `topic.tracking.enable=false` or `topic.tracking.allow.reset=false`
+   */
+  resetConnectorTopics(name: string): void {
+    const runner = this.requireConnector(name);
+    if (this.options.config['topic.tracking.enable'] === 'false')
+      throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
+    if (this.options.config['topic.tracking.allow.reset'] === 'false')
+      throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking reset is disabled.');
+    runner.activeTopics.clear();
+    this.log.info({ event: 'connector.topics.reset', connector: name }, 'active topics reset');
+  }
+
   /** The configs of a connector's tasks (secrets masked). */
   taskConfigs(name: string): Array<{ id: number; config: unknown }> {
     return this.requireConnector(name).taskConfigs();
@@ -804,8 +908,17 @@ export class Worker {
   ): Promise<ConfigValidation> {
     const connectorClass = config['connector.class'] ?? plugin;
     const cls = await this.loadClass(connectorClass, pluginAccess);
-    const report = reportConnectorConfig(new cls(), { 'connector.class': connectorClass, ...config }, this.options.config);
-    return { ...report, connectorClass };
+    const given: Record<string, string> = { 'connector.class': connectorClass, ...config };
+    const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
+    const resolvedReport = reportConnectorConfig(new cls(), full, this.options.config);
+    // Values are shown as given: a resolved value from a config provider never leaves the worker.
+    const report: ConfigReport = {
+      ...resolvedReport,
+      keys: resolvedReport.keys.map((k) => (referenced.has(k.name) ? { ...k, value: given[k.name] } : k)),
+    };
+    const transforms = await prepareTransforms(full, this.loadTransform);
+    const problems = [...unresolved, ...(transforms.ok ? [] : transforms.problems)];
+    return { ...(problems.length === 0 ? report : withProblems(report, problems)), connectorClass };
   }
 
   /**
@@ -894,21 +1007,32 @@ export class Worker {
     config: Readonly<Record<string, string>>,
     pluginAccess: PluginAccess,
   ): Promise<ConnectorSpec> {
-    const full: Record<string, string> = { ...config, name };
+    const given: Record<string, string> = { ...config, name };
+    const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
+    if (unresolved.length > 0)
+      throw new ConfigError(
+        `config of connector '${name}'`,
+        unresolved.map((p) => p.message),
+      );
     const connectorClass = await this.loadClass(String(full['connector.class'] ?? ''), pluginAccess);
     const probe = new connectorClass();
     const validated = validateConnectorConfig(probe, full, this.options.config);
-    if (!validated.ok)
-      throw new ConfigError(
-        `config of connector '${name}'`,
-        validated.problems.map((p) => p.message),
-      );
+    const transforms = await prepareTransforms(full, this.loadTransform);
+    if (!validated.ok || !transforms.ok)
+      throw new ConfigError(`config of connector '${name}'`, [
+        ...(validated.ok ? [] : validated.problems.map((p) => p.message)),
+        ...(transforms.ok ? [] : transforms.problems.map((p) => p.message)),
+      ]);
     return {
-      config: full,
+      config: given,
+      resolved: full,
+      secrets: new Set([...probe.config.passwords, ...referenced]),
       connectorClass,
       parsed: validated.config,
       tasksMax: validated.tasksMax,
       passwords: probe.config.passwords,
+      version: String(probe.version),
+      transforms: transforms.factory,
     };
   }
 
@@ -977,6 +1101,56 @@ export class Worker {
     if (this.stopping)
       throw new TributaryError('WORKER_STOPPING', 'The worker is stopping and takes no new connectors or changes');
   }
+}
+
+/**
+ * A task config with the `${provider:...}` form put back where a top-level key holds exactly
+ * the resolved value of the connector key of that name (Kafka Connect's reverse transform).
+ */
+function unresolve(taskConfig: unknown, spec: ConnectorSpec): unknown {
+  if (typeof taskConfig !== 'object' || taskConfig === null || Array.isArray(taskConfig)) return taskConfig;
+  const out: Record<string, unknown> = { ...(taskConfig as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(out)) {
+    const raw = spec.config[k];
+    if (raw !== undefined && raw !== spec.resolved[k] && v === spec.resolved[k]) out[k] = raw;
+  }
+  return out;
+}
+
+/** Replaces, inside every string, each value a config provider gave (4 characters or more) by `[hidden]`. */
+function scrubResolved(value: unknown, spec: ConnectorSpec): unknown {
+  const secrets = Object.entries(spec.resolved)
+    .filter(([k, v]) => spec.secrets.has(k) && v !== spec.config[k] && v.length >= 4)
+    .map(([, v]) => v);
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value);
+}
+
+/** A config report with more problems attached to their keys (keys not in it are added). */
+function withProblems(report: ConfigReport, problems: readonly ConfigProblem[]): ConfigReport {
+  const keys = report.keys.map((k) => {
+    const extra = problems.filter((p) => p.key === k.name).map((p) => p.message);
+    return extra.length === 0 ? k : { ...k, errors: [...k.errors, ...extra] };
+  });
+  for (const p of problems) {
+    if (keys.some((k) => k.name === p.key)) continue;
+    keys.push({
+      name: p.key,
+      definition: undefined,
+      group: undefined,
+      defaultValue: undefined,
+      value: undefined,
+      secret: false,
+      errors: problems.filter((q) => q.key === p.key).map((q) => q.message),
+    });
+  }
+  return { keys, errorCount: report.errorCount + problems.length };
 }
 
 function tombstone(entry: OffsetEntry): OffsetEntry {

@@ -1,16 +1,25 @@
 import { canonicalJson } from '../api/canonical-json.js';
+import { ConfigError } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import { isSourceTaskClass, type SourceTask } from '../api/source-task.js';
+import type { PredicateClass, TransformationClass } from '../api/transformation.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata } from '../runtime/ports.js';
-import { TaskRunner } from '../runtime/task-runner.js';
+import { type TaskErrorCounts, TaskRunner } from '../runtime/task-runner.js';
 import { resolveTaskSettings } from '../runtime/task-settings.js';
 import type { TaskStatus } from '../runtime/task-status.js';
+import {
+  moduleTransformLoader,
+  NO_TRANSFORMS,
+  prepareTransforms,
+  type TransformChainFactory,
+  type TransformPluginLoader,
+} from '../runtime/transform-chain.js';
 import { MemoryOffsetStore } from '../storage/memory-offset-store.js';
 import { MockSender, type RecordPredicate } from './mock-sender.js';
 import { type Duration, VirtualClock } from './virtual-clock.js';
 
-/** A record that reached the mock "Kafka": the record as the task made it, plus where it went. */
+/** A record that reached the mock "Kafka": the record as the task made it (after the connector's transforms, if any), plus where it went. */
 export interface CapturedRecord<P, O> {
   readonly topic: string;
   readonly kafkaPartition: number;
@@ -38,8 +47,17 @@ export interface MockRuntimeOptions<P, O, C> {
   readonly committedOffsets?: ReadonlyArray<OffsetUpdate<P, O>>;
   /** Raw stored offsets, for testing what happens with values that do not decode. */
   readonly storedOffsets?: readonly OffsetEntry[];
-  /** Runtime-owned connector configs: `heartbeat.interval.ms`, `heartbeat.topic`, converters. */
+  /**
+   * Runtime-owned connector configs: `heartbeat.interval.ms`, `heartbeat.topic`, converters,
+   * and `transforms` / `predicates` with their settings (checked as the worker checks them).
+   */
   readonly connectorConfig?: Readonly<Record<string, unknown>>;
+  /**
+   * Transform and predicate classes that `transforms.<alias>.type` and `predicates.<alias>.type`
+   * may name by these keys, e.g. `{ MaskEmail }` for `transforms.mask.type=MaskEmail`. Other
+   * names load as the worker loads them (built-ins, module paths, packages).
+   */
+  readonly plugins?: Readonly<Record<string, TransformationClass | PredicateClass>>;
   /** Worker configs: `offset.flush.interval.ms`, `heartbeat.topic`, `task.max.in.flight.records`, ... */
   readonly workerConfig?: Readonly<Record<string, unknown>>;
   /** Virtual time before each acknowledgement; default 0 (next microtask). */
@@ -95,6 +113,7 @@ export class MockRuntime<P, O, C> {
 
   private runner!: TaskRunner<P, O, C>;
   private current!: SourceTask<P, O, C>;
+  private transforms: TransformChainFactory = () => NO_TRANSFORMS;
 
   private constructor(
     private readonly factory: TaskFactory<P, O, C>,
@@ -118,8 +137,20 @@ export class MockRuntime<P, O, C> {
     if (seeded.length > 0) await run.store.write(run.connector, seeded);
     if (options.failAcks) run.failAcks(options.failAcks);
     if (options.holdAcks) run.holdAcks(options.holdAcks);
+    const prepared = await prepareTransforms(options.connectorConfig ?? {}, pluginLoader(options.plugins));
+    if (!prepared.ok)
+      throw new ConfigError(
+        'transforms of the connector config',
+        prepared.problems.map((p) => p.message),
+      );
+    run.transforms = prepared.factory;
     await run.launch(codecTask);
     return run;
+  }
+
+  /** Retries after a RetriableError and records skipped by `errors.tolerance=all`, so far (this run of the task). */
+  get errorCounts(): TaskErrorCounts {
+    return this.runner.errorCounts;
   }
 
   /** The connector name the task runs under. */
@@ -311,6 +342,7 @@ export class MockRuntime<P, O, C> {
       offsetStore: this.store,
       clock: this.clock,
       logger: this.options.logger ?? silentLogger,
+      transforms: this.transforms(),
       listener: {
         recordAcked: (out, metadata) => this.capture(out, metadata),
         offsetsFlushed: (entries) => this.flushes.push(this.decodeEntries(entries)),
@@ -345,14 +377,22 @@ export type CapturedRecordView<P, O> = Omit<CapturedRecord<P, O>, 'kafkaPartitio
 
 function view<P, O>(out: OutgoingRecord): CapturedRecordView<P, O> {
   const source = out.source as SourceRecord<P, O> | HeartbeatRecord<P, O>;
+  const transformed = out.transformed as { key?: unknown; value: unknown; timestamp?: number } | undefined;
+  const shown = transformed ?? source;
   return {
     topic: out.topic,
     heartbeat: out.heartbeat === true,
     sourcePartition: source.sourcePartition,
     sourceOffset: source.sourceOffset,
-    key: source.key,
-    value: source.value,
-    headers: source.headers,
-    timestamp: source.timestamp,
+    key: shown.key,
+    value: shown.value,
+    headers: transformed ? out.headers : source.headers,
+    timestamp: shown.timestamp,
   };
+}
+
+/** Resolves `type` values from the given classes first, then as the worker does. */
+function pluginLoader(plugins: MockRuntimeOptions<unknown, unknown, unknown>['plugins']): TransformPluginLoader {
+  const fallback = moduleTransformLoader(process.cwd());
+  return async (spec, kind) => (plugins && Object.hasOwn(plugins, spec) ? plugins[spec] : fallback(spec, kind));
 }

@@ -100,8 +100,8 @@ describeKafka('REST API of a standalone worker on a real broker', () => {
     const status = (await call('GET', '/connectors/fx/status')).body;
     expect(status).toEqual({
       name: 'fx',
-      connector: { state: 'RUNNING', worker_id: worker.workerId },
-      tasks: [{ id: 0, state: 'RUNNING', worker_id: worker.workerId }],
+      connector: { state: 'RUNNING', worker_id: worker.workerId, version: '0.0.0' },
+      tasks: [{ id: 0, state: 'RUNNING', worker_id: worker.workerId, version: '0.0.0' }],
       type: 'source',
     });
     expect(worker.workerId).toBe(`127.0.0.1:${new URL(base).port}`);

@@ -6,3 +6,4 @@ export {
   DatagenTask,
   type DatagenTaskConfig,
 } from './datagen-connector.js';
+export { IsSequence, SampleTransform } from './sample-transform.js';

@@ -1,0 +1,109 @@
+/**
+ * The cost of transforms: records per second through the task pipeline (into a sender that
+ * acknowledges at once) with no transforms, beside a chain of three common ones
+ * (InsertField$Value, ReplaceField$Value, RegexRouter), as a ratio.
+ *
+ *   npx tsx bench/transforms.ts [records=500000] [batch=1000] [runs=3]
+ */
+import * as t from 'io-ts';
+import { from, type Observable } from 'rxjs';
+import { offsetCodec, type SourceRecord, SourceTask } from '../src/index.js';
+import type { OutgoingRecord, RecordSender, SendCallback } from '../src/runtime/ports.js';
+import { TaskRunner } from '../src/runtime/task-runner.js';
+import { resolveTaskSettings } from '../src/runtime/task-settings.js';
+import { prepareTransforms, type TransformChain } from '../src/runtime/transform-chain.js';
+import { MemoryOffsetStore } from '../src/storage/memory-offset-store.js';
+
+const [N = 500_000, BATCH = 1000, RUNS = 3] = process.argv.slice(2).map(Number);
+type P = { p: number };
+type O = { seq: number };
+const partition: P = { p: 0 };
+const payload = 'x'.repeat(60);
+
+class BenchTask extends SourceTask<P, O, null> {
+  readonly offsets = offsetCodec({ partition: t.type({ p: t.number }), offset: t.type({ seq: t.number }) });
+  next = 0;
+  start(): void {}
+  poll(): Observable<SourceRecord<P, O>> {
+    const n = Math.min(BATCH, N - this.next);
+    const batch = new Array<SourceRecord<P, O>>(n);
+    for (let i = 0; i < n; i++) {
+      const seq = this.next + i;
+      batch[i] = {
+        sourcePartition: partition,
+        sourceOffset: { seq },
+        topic: 'orders',
+        key: null,
+        value: { seq, payload, note: 'n' },
+      };
+    }
+    this.next += n;
+    return from(batch);
+  }
+}
+
+class ImmediateSender implements RecordSender {
+  count = 0;
+  topics = new Set<string>();
+  send(record: OutgoingRecord, onDone: SendCallback): void {
+    this.count++;
+    if (this.count === 1) this.topics.add(record.topic);
+    onDone(undefined, { topic: record.topic, partition: 0, offset: this.count });
+  }
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+const T = 'org.apache.kafka.connect.transforms';
+const prepared = await prepareTransforms(
+  {
+    transforms: 'insert,replace,route',
+    'transforms.insert.type': `${T}.InsertField$Value`,
+    'transforms.insert.topic.field': 'source_topic',
+    'transforms.replace.type': `${T}.ReplaceField$Value`,
+    'transforms.replace.exclude': 'note',
+    'transforms.replace.renames': 'seq:sequence',
+    'transforms.route.type': `${T}.RegexRouter`,
+    'transforms.route.regex': '(.*)',
+    'transforms.route.replacement': 'cdc.$1',
+  },
+  async () => undefined,
+);
+if (!prepared.ok) throw new Error(JSON.stringify(prepared.problems));
+const chainFactory = prepared.factory;
+
+async function run(transforms: TransformChain | undefined): Promise<number> {
+  const sender = new ImmediateSender();
+  const runner = new TaskRunner({
+    connector: 'bench',
+    taskId: 0,
+    task: new BenchTask(),
+    config: null,
+    settings: resolveTaskSettings({ 'task.poll.backoff.ms': '1' }, {}),
+    sender,
+    offsetStore: new MemoryOffsetStore(),
+    ...(transforms ? { transforms } : {}),
+  });
+  const started = process.hrtime.bigint();
+  await runner.start();
+  while (sender.count < N) await new Promise((r) => setImmediate(r));
+  await runner.stop();
+  const expected = transforms ? 'cdc.orders' : 'orders';
+  if (!sender.topics.has(expected)) throw new Error(`expected records on ${expected}, got ${[...sender.topics]}`);
+  return N / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+await run(undefined); // warm-up
+await run(chainFactory());
+const none: number[] = [];
+const three: number[] = [];
+for (let i = 0; i < RUNS; i++) {
+  none.push(await run(undefined));
+  three.push(await run(chainFactory()));
+}
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+console.log(`records=${N} batch=${BATCH} runs=${RUNS} node=${process.version}`);
+console.log(`no transforms:                 ${fmt(median(none))} records/s (median)`);
+console.log(`InsertField+ReplaceField+RegexRouter: ${fmt(median(three))} records/s (median)`);
+console.log(`with / without:                ${(median(three) / median(none)).toFixed(2)}`);

@@ -1,0 +1,240 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${provider:path:key} is the literal reference syntax
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+import type { ConfigProblem } from '../api/config-def.js';
+import { ConfigError } from '../api/errors.js';
+import { parseProperties } from './properties.js';
+
+/**
+ * Kafka's `ConfigProvider` (KIP-297): gives the values of keys under a path. Tributary ships
+ * FileConfigProvider, DirectoryConfigProvider and EnvVarConfigProvider.
+ */
+export interface ConfigProvider {
+  /** The values of `keys` under `path`; a key that is not there is left out. Throws for a path it may not or cannot read. */
+  get(path: string, keys: ReadonlySet<string>): Map<string, string>;
+}
+
+/** What {@link ConfigProviders.resolve} made of a config. */
+export interface ResolvedConfig {
+  /** The config with every `${provider:path:key}` replaced by its value. */
+  readonly config: Record<string, string>;
+  /** The keys whose values had references: their resolved values are secrets. */
+  readonly referenced: ReadonlySet<string>;
+  /** One per key whose references cannot be resolved; empty when all could. */
+  readonly problems: ConfigProblem[];
+}
+
+/** The `config.providers` of a worker config, ready to resolve `${provider:path:key}` references. */
+export interface ConfigProviders {
+  /** The provider names configured. */
+  readonly names: readonly string[];
+  resolve(config: Readonly<Record<string, string>>): ResolvedConfig;
+}
+
+const CLASS_NAMES: Record<string, 'file' | 'directory' | 'env'> = {
+  'org.apache.kafka.common.config.provider.FileConfigProvider': 'file',
+  FileConfigProvider: 'file',
+  file: 'file',
+  'org.apache.kafka.common.config.provider.DirectoryConfigProvider': 'directory',
+  DirectoryConfigProvider: 'directory',
+  directory: 'directory',
+  'org.apache.kafka.common.config.provider.EnvVarConfigProvider': 'env',
+  EnvVarConfigProvider: 'env',
+  env: 'env',
+};
+
+/** Kafka's ConfigTransformer pattern: `${provider:path:key}` or `${provider:key}`. */
+const REFERENCE = /\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}/g;
+
+/**
+ * Reads `config.providers` (a list of names) and, per name, `config.providers.<name>.class`
+ * (Kafka's class name, its simple name, or `file` / `directory` / `env`) and
+ * `config.providers.<name>.param.*`:
+ * - FileConfigProvider: `${name:/path/file.properties:key}`, a key of a properties file;
+ * - DirectoryConfigProvider: `${name:/path/dir:file}`, the content of a file in a directory;
+ * - EnvVarConfigProvider: `${name:VAR}`, an environment variable; `param.allowlist.pattern`
+ *   (KIP-887) limits which variables may be read (default: all).
+ * File and directory providers take `param.allowed.paths` (KIP-993), a comma-separated list of
+ * directories they may read from (default: anywhere).
+ *
+ * Throws a {@link ConfigError} naming each bad `config.providers*` key.
+ */
+export function configProviders(
+  workerConfig: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ConfigProviders {
+  const names = (workerConfig['config.providers'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const problems: string[] = [];
+  const providers = new Map<string, ConfigProvider>();
+  for (const name of names) {
+    const classKey = `config.providers.${name}.class`;
+    const cls = workerConfig[classKey]?.trim();
+    const kind = cls === undefined ? undefined : CLASS_NAMES[cls];
+    if (kind === undefined) {
+      problems.push(
+        cls === undefined
+          ? `Missing required configuration "${classKey}" for config provider '${name}': one of ${Object.keys(CLASS_NAMES).join(', ')}`
+          : `Invalid value ${cls} for configuration ${classKey}: the config provider class is not supported; accepted: ${Object.keys(CLASS_NAMES).join(', ')}`,
+      );
+      continue;
+    }
+    const param = (key: string): string | undefined => workerConfig[`config.providers.${name}.param.${key}`];
+    try {
+      providers.set(
+        name,
+        kind === 'env' ? envProvider(param('allowlist.pattern'), env) : fileProvider(kind, param('allowed.paths')),
+      );
+    } catch (e) {
+      problems.push(`config provider '${name}': ${(e as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError('config.providers', problems);
+  return {
+    names,
+    resolve: (config) => resolveWith(providers, config),
+  };
+}
+
+function resolveWith(providers: ReadonlyMap<string, ConfigProvider>, config: Readonly<Record<string, string>>): ResolvedConfig {
+  const out: Record<string, string> = {};
+  const referenced = new Set<string>();
+  const problems: ConfigProblem[] = [];
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value !== 'string' || !value.includes('${')) {
+      out[key] = value;
+      continue;
+    }
+    let failed: string | undefined;
+    const resolved = value.replace(REFERENCE, (whole, provider: string, path: string | undefined, name: string) => {
+      if (failed !== undefined) return whole;
+      const p = providers.get(provider);
+      if (!p) {
+        failed = `${whole} names config provider '${provider}', which the worker does not define (config.providers=${[...providers.keys()].join(',') || '(none)'})`;
+        return whole;
+      }
+      try {
+        const found = p.get(path ?? '', new Set([name])).get(name);
+        if (found === undefined) {
+          failed = `${whole}: config provider '${provider}' has no key '${name}'${path ? ` under ${path}` : ''}`;
+          return whole;
+        }
+        return found;
+      } catch (e) {
+        failed = `${whole}: config provider '${provider}' failed: ${(e as Error).message}`;
+        return whole;
+      }
+    });
+    if (resolved === value && failed === undefined) {
+      out[key] = value;
+      continue;
+    }
+    if (failed !== undefined) problems.push({ key, message: `The value of ${key} cannot be resolved: ${failed}` });
+    referenced.add(key);
+    out[key] = resolved;
+  }
+  return { config: out, referenced, problems };
+}
+
+function allowedPaths(list: string | undefined): string[] | undefined {
+  if (list === undefined || list.trim() === '') return undefined;
+  return list
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0)
+    .map((p) => {
+      if (!isAbsolute(p)) throw new Error(`allowed.paths entries must be absolute paths, got '${p}'`);
+      return resolve(p);
+    });
+}
+
+function checkAllowed(path: string, allowed: string[] | undefined): string {
+  const full = resolve(path);
+  if (allowed === undefined) return full;
+  let real: string;
+  try {
+    real = realpathSync(full);
+  } catch {
+    real = full;
+  }
+  if (!allowed.some((a) => real === a || real.startsWith(a.endsWith(sep) ? a : a + sep)))
+    throw new Error(`the path ${path} is not in allowed.paths (${allowed.join(', ')})`);
+  return full;
+}
+
+function fileProvider(kind: 'file' | 'directory', allowedList: string | undefined): ConfigProvider {
+  const allowed = allowedPaths(allowedList);
+  if (kind === 'file') {
+    return {
+      get(path, keys) {
+        if (path === '') throw new Error('FileConfigProvider needs a path: ${provider:/path/to/file.properties:key}');
+        const full = checkAllowed(path, allowed);
+        const props = parseProperties(readFileSync(full, 'utf8'), full);
+        const out = new Map<string, string>();
+        for (const k of keys) if (Object.hasOwn(props, k)) out.set(k, props[k] as string);
+        return out;
+      },
+    };
+  }
+  return {
+    get(path, keys) {
+      if (path === '') throw new Error('DirectoryConfigProvider needs a path: ${provider:/path/to/dir:file}');
+      const dir = checkAllowed(path, allowed);
+      const files = new Set(readdirSync(dir));
+      const out = new Map<string, string>();
+      for (const k of keys) {
+        if (!files.has(k) || k.includes('/') || k.includes(sep)) continue;
+        const file = join(dir, k);
+        if (statSync(file).isFile()) out.set(k, readFileSync(file, 'utf8'));
+      }
+      return out;
+    },
+  };
+}
+
+function envProvider(pattern: string | undefined, env: Readonly<Record<string, string | undefined>>): ConfigProvider {
+  let allow: RegExp | undefined;
+  if (pattern !== undefined && pattern !== '') {
+    try {
+      allow = new RegExp(`^(?:${pattern})$`);
+    } catch (e) {
+      throw new Error(`allowlist.pattern "${pattern}" is not a valid regular expression: ${(e as Error).message}`);
+    }
+  }
+  return {
+    get(path, keys) {
+      if (path !== '') throw new Error(`EnvVarConfigProvider takes no path (\${provider:VARIABLE}), got '${path}'`);
+      const out = new Map<string, string>();
+      for (const k of keys) {
+        if (allow && !allow.test(k)) throw new Error(`environment variable ${k} does not match allowlist.pattern`);
+        const v = env[k];
+        if (v !== undefined) out.set(k, v);
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * Resolves a worker config's own references with the providers it defines (the
+ * `config.providers*` keys themselves are taken as written). Throws a {@link ConfigError}
+ * naming each key that cannot be resolved.
+ */
+export function resolveWorkerConfig(
+  raw: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { config: Record<string, string>; providers: ConfigProviders; referenced: ReadonlySet<string> } {
+  const providers = configProviders(raw, env);
+  const own: Record<string, string> = {};
+  const kept: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) (k.startsWith('config.providers') ? kept : own)[k] = v;
+  const resolved = providers.resolve(own);
+  if (resolved.problems.length > 0)
+    throw new ConfigError(
+      'worker config',
+      resolved.problems.map((p) => p.message),
+    );
+  return { config: { ...kept, ...resolved.config }, providers, referenced: resolved.referenced };
+}

@@ -1,0 +1,173 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${provider:path:key} is the literal reference syntax
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/api/clock.js';
+import { isTributaryError } from '../../src/api/errors.js';
+import type { Logger } from '../../src/api/logger.js';
+import { createRestApp } from '../../src/rest/rest-app.js';
+import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
+import { configProviders, resolveWorkerConfig } from '../../src/runtime/config-providers.js';
+import { Worker } from '../../src/runtime/worker.js';
+import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
+import { MockSender } from '../../src/testing/mock-sender.js';
+import { FixtureConnector } from '../helpers/fixture-connector.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tributary-providers-'));
+const secretsFile = join(dir, 'secrets.properties');
+writeFileSync(secretsFile, 'topic=orders-from-file\ndb.password=hunter2-secret\n');
+const secretsDir = join(dir, 'secrets.d');
+mkdirSync(secretsDir);
+writeFileSync(join(secretsDir, 'topic'), 'orders-from-dir');
+
+const providerConfig = {
+  'config.providers': 'file,dir,env',
+  'config.providers.file.class': 'org.apache.kafka.common.config.provider.FileConfigProvider',
+  'config.providers.dir.class': 'DirectoryConfigProvider',
+  'config.providers.env.class': 'env',
+  'config.providers.env.param.allowlist.pattern': 'TRIB_.*',
+};
+const env = { TRIB_TOPIC: 'orders-from-env', HOME_SECRET: 'not-allowed' };
+
+describe('config providers', () => {
+  const providers = configProviders(providerConfig, env);
+
+  it('resolve ${file:path:key}, ${dir:path:file} and ${env:VAR} and say which keys had references', () => {
+    const r = providers.resolve({
+      a: `\${file:${secretsFile}:topic}`,
+      b: `\${dir:${secretsDir}:topic}`,
+      c: 'prefix-${env:TRIB_TOPIC}-suffix',
+      plain: 'x',
+    });
+    expect(r.problems).toEqual([]);
+    expect(r.config).toEqual({ a: 'orders-from-file', b: 'orders-from-dir', c: 'prefix-orders-from-env-suffix', plain: 'x' });
+    expect([...r.referenced].sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('make an unresolvable reference an error naming the key: missing key, missing file, unknown provider, env outside the allowlist', () => {
+    const r = providers.resolve({
+      k1: `\${file:${secretsFile}:nope}`,
+      k2: `\${file:${join(dir, 'missing.properties')}:x}`,
+      k3: '${vault:secret/db:password}',
+      k4: '${env:HOME_SECRET}',
+      k5: '${env:TRIB_UNSET}',
+    });
+    expect(r.problems.map((p) => p.key)).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
+    expect(r.problems[0]?.message).toContain('The value of k1 cannot be resolved: ${file:');
+    expect(r.problems[0]?.message).toContain("has no key 'nope'");
+    expect(r.problems[2]?.message).toContain("config provider 'vault', which the worker does not define");
+    expect(r.problems[3]?.message).toContain('does not match allowlist.pattern');
+    expect(r.problems.map((p) => p.message).join(' ')).not.toContain('not-allowed');
+  });
+
+  it('refuse paths outside allowed.paths', () => {
+    const limited = configProviders(
+      {
+        'config.providers': 'file',
+        'config.providers.file.class': 'file',
+        'config.providers.file.param.allowed.paths': secretsDir,
+      },
+      env,
+    );
+    const r = limited.resolve({ k: `\${file:${secretsFile}:topic}` });
+    expect(r.problems[0]?.message).toContain('is not in allowed.paths');
+  });
+
+  it('reject a provider without a class or with an unsupported one, naming the key', () => {
+    expect(() => configProviders({ 'config.providers': 'a,b', 'config.providers.b.class': 'com.example.Vault' })).toThrow(
+      /config\.providers\.a\.class[\s\S]*config\.providers\.b\.class/,
+    );
+  });
+
+  it("resolve the worker config's own references", () => {
+    const r = resolveWorkerConfig({ ...providerConfig, 'heartbeat.topic': '${env:TRIB_TOPIC}' }, env);
+    expect(r.config['heartbeat.topic']).toBe('orders-from-env');
+    expect(() => resolveWorkerConfig({ ...providerConfig, 'heartbeat.topic': '${env:TRIB_NONE}' }, env)).toThrow(
+      /heartbeat\.topic/,
+    );
+  });
+});
+
+describe('config providers in the worker', () => {
+  const lines: string[] = [];
+  const logger: Logger = {
+    debug: (f, m) => lines.push(JSON.stringify([f, m])),
+    info: (f, m) => lines.push(JSON.stringify([f, m])),
+    warn: (f, m) => lines.push(JSON.stringify([f, m])),
+    error: (f, m) => lines.push(JSON.stringify([f, m])),
+    child: () => logger,
+  };
+
+  async function setUp() {
+    const sender = new MockSender(systemClock);
+    const worker = new Worker({
+      config: { ...providerConfig, 'offset.flush.interval.ms': '50' },
+      configProviders: configProviders(providerConfig, env),
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => sender,
+      loadConnector: async () => FixtureConnector,
+      logger,
+    });
+    await worker.start();
+    const app = createRestApp(worker, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions);
+    const get = async (url: string) => JSON.parse((await app.inject({ method: 'GET', url })).body);
+    return { worker, app, sender, get };
+  }
+
+  it('run the connector with resolved values while REST answers and logs show only the ${...} form', async () => {
+    const { worker, app, sender, get } = await setUp();
+    try {
+      const reference = `\${file:${secretsFile}:topic}`;
+      await worker.createConnector('c', { 'connector.class': 'fixture', topic: reference, count: '2' });
+      const deadline = Date.now() + 3000;
+      while (sender.sent.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(sender.sent.map((r) => r.topic)).toEqual(['orders-from-file', 'orders-from-file']);
+      expect((await get('/connectors/c/config')).topic).toBe(reference);
+      expect((await get('/connectors/c')).config.topic).toBe(reference);
+      expect((await get('/connectors/c/tasks'))[0].config.topic).toBe(reference);
+      expect((await get('/connectors?expand=info')).c.info.config.topic).toBe(reference);
+      const validate = await app.inject({
+        method: 'PUT',
+        url: '/connector-plugins/fixture/config/validate',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'c', 'connector.class': 'fixture', topic: reference }),
+      });
+      const topicKey = JSON.parse(validate.body).configs.find((c: { value: { name: string } }) => c.value.name === 'topic');
+      expect(topicKey.value.value).toBe(reference);
+      expect(validate.body).not.toContain('orders-from-file');
+      expect(lines.join('\n')).not.toContain('orders-from-file');
+    } finally {
+      await app.close();
+      await worker.stop();
+    }
+  });
+
+  it('refuse to create a connector whose reference cannot be resolved, naming the key', async () => {
+    const { worker, app } = await setUp();
+    try {
+      const error = await worker
+        .createConnector('c', { 'connector.class': 'fixture', topic: `\${file:${secretsFile}:missing}` })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(isTributaryError(error) && error.code).toBe('CONFIG_INVALID');
+      expect((error as Error).message).toContain('The value of topic cannot be resolved');
+      expect(worker.connectorNames()).toEqual([]);
+      const validate = await app.inject({
+        method: 'PUT',
+        url: '/connector-plugins/fixture/config/validate',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'c', 'connector.class': 'fixture', topic: '${env:TRIB_NOPE}' }),
+      });
+      const body = JSON.parse(validate.body);
+      expect(body.error_count).toBeGreaterThanOrEqual(1);
+      const topicKey = body.configs.find((c: { value: { name: string } }) => c.value.name === 'topic');
+      expect(topicKey.value.errors.join(' ')).toContain('cannot be resolved');
+    } finally {
+      await app.close();
+      await worker.stop();
+    }
+  });
+});
