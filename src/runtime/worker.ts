@@ -918,7 +918,12 @@ export class Worker {
     };
     const transforms = await prepareTransforms(full, this.loadTransform);
     const problems = [...unresolved, ...(transforms.ok ? [] : transforms.problems)];
-    return { ...(problems.length === 0 ? report : withProblems(report, problems)), connectorClass };
+    // An alias (`FileSource`) is answered with the plugin it resolved to, as Kafka Connect names the class.
+    const listed = pluginAccess === 'listed' ? findPlugin(await this.plugins(), connectorClass) : undefined;
+    return {
+      ...(problems.length === 0 ? report : withProblems(report, problems)),
+      connectorClass: listed?.className ?? connectorClass,
+    };
   }
 
   /**

@@ -107,6 +107,7 @@ describe('config providers in the worker', () => {
       offsetStore: new MemoryOffsetStore(),
       createSender: async () => sender,
       loadConnector: async () => FixtureConnector,
+      listPlugins: async () => [{ className: 'fixture', version: '0.0.0', connectorClass: FixtureConnector }],
       logger,
     });
     await worker.start();

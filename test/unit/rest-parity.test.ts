@@ -32,6 +32,8 @@ async function setUp(config: Record<string, string> = {}) {
       if (!found) throw new TributaryError('PLUGIN_NOT_FOUND', `connector.class "${spec}" is unknown`);
       return found;
     },
+    // REST requests may name only listed plugins (or classes the operator used).
+    listPlugins: async () => [{ className: 'pkg#FileSourceConnector', version: '0.0.0', connectorClass: FixtureConnector }],
   });
   await worker.start();
   const app = createRestApp(worker, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions);
@@ -77,7 +79,7 @@ describe('REST parity with Kafka Connect', () => {
     const { call } = await setUp();
     const res = await call('PUT', '/connector-plugins/FileSourceConnector/config/validate', { name: 'c', topic: 't' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ name: 'FileSourceConnector', error_count: 0 });
+    expect(res.body).toMatchObject({ name: 'pkg#FileSourceConnector', error_count: 0 });
     const unknown = await call('PUT', '/connector-plugins/Nope/config/validate', { name: 'c' });
     expect(unknown.status).toBe(404);
     expect(unknown.body.message).toContain('Unknown plugin Nope');
@@ -87,7 +89,7 @@ describe('REST parity with Kafka Connect', () => {
     const { call } = await setUp();
     expect((await call('GET', '/connector-plugins/FileSource/config')).status).toBe(200);
     const res = await call('PUT', '/connector-plugins/FileSource/config/validate', { name: 'c', topic: 't' });
-    expect(res).toMatchObject({ status: 200, body: { name: 'FileSourceConnector', error_count: 0 } });
+    expect(res).toMatchObject({ status: 200, body: { name: 'pkg#FileSourceConnector', error_count: 0 } });
   });
 
   it('answers GET /connectors?expand=bogus with the map form, empty per connector', async () => {

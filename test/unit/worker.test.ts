@@ -142,7 +142,12 @@ describe('Worker', () => {
     const { w } = worker(new MemoryOffsetStore(), { createSender: async () => sender });
     await w.start();
     await w.createConnector('gen', config({ 'max.records': '0' }));
-    expect(w.connectorStatus('gen').tasks[0]).toEqual({ id: 0, state: 'RUNNING', workerId: expect.any(String) });
+    expect(w.connectorStatus('gen').tasks[0]).toEqual({
+      version: '0.1.0',
+      id: 0,
+      state: 'RUNNING',
+      workerId: expect.any(String),
+    });
     sender.listener?.({
       since: Date.UTC(2026, 0, 1),
       durationMs: 42_000,
