@@ -2,12 +2,14 @@ import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { ConfigError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
+import { kafkajsLogCreator } from '../kafka/kafkajs-log.js';
 import { KafkajsSender } from '../kafka/kafkajs-sender.js';
 import { LibrdkafkaSender } from '../kafka/librdkafka-sender.js';
 import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-config.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
 import { topicCreationSettings } from '../kafka/topic-creation-settings.js';
+import type { KnownKeys } from '../runtime/config-keys.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import type { WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -15,6 +17,24 @@ import { KafkaOffsetStore } from '../storage/kafka-offset-store.js';
 
 /** The offsets topic of a worker with `bootstrap.servers` that names neither a topic nor a file. */
 export const DEFAULT_OFFSETS_TOPIC = 'connect-offsets';
+
+/** Worker keys the Kafka adapters read (producer settings under `producer.`), for the known-keys registry. */
+export const KAFKA_WORKER_KEYS: KnownKeys = {
+  keys: [
+    'bootstrap.servers',
+    'client.id',
+    'offset.storage.file.filename',
+    'offset.storage.topic',
+    'offset.storage.partitions',
+    'offset.storage.replication.factor',
+    'topic.creation.enable',
+    'sender',
+    'connector.client.config.override.policy',
+    'security.protocol',
+  ],
+  prefixes: ['producer.', 'sasl.', 'ssl.'],
+  unsupported: [],
+};
 
 /** The Kafka adapters of a worker, and how to release them. */
 export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' | 'prepareTopics'> & {
@@ -34,12 +54,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     .map((s) => s.trim())
     .filter(Boolean);
   if (brokers.length === 0) throw new ConfigError('worker config', ['bootstrap.servers is empty: give host:port[,host:port...]']);
-  const kafkaLog = logger.child({ component: 'kafkajs' });
-  const logCreator = () => (entry: { level: number; log: { message: string } & Record<string, unknown> }) => {
-    const { message, ...fields } = entry.log;
-    if (entry.level <= logLevel.ERROR) kafkaLog.error(fields, message);
-    else if (entry.level === logLevel.WARN) kafkaLog.warn(fields, message);
-  };
+  const logCreator = kafkajsLogCreator(logger.child({ component: 'kafkajs' }));
   const clientId = config['client.id'] ?? 'tributary';
   const kafka = new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator });
   const admin = new TopicAdmin(kafka);

@@ -1,7 +1,7 @@
+import { statSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import pino from 'pino';
-import { isTributaryError } from '../api/errors.js';
+import { ConfigError, isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
@@ -12,6 +12,8 @@ import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { readConnectorFile, readWorkerConfig } from './config-files.js';
 import { kafkaAdapters } from './kafka-adapters.js';
+import { createCliLogger, resolveLogSettings } from './log-output.js';
+import { checkWorkerKeys } from './worker-keys.js';
 
 /** The offsets file of a standalone worker that names none. */
 export const DEFAULT_OFFSETS_FILE = '.tributary/offsets.json';
@@ -19,8 +21,9 @@ export const DEFAULT_OFFSETS_FILE = '.tributary/offsets.json';
 /** Options of {@link runStandalone}. */
 export interface StandaloneOptions {
   readonly workerConfigPath: string;
+  /** Connector files to create at start; none starts an empty worker (connectors then come over REST). */
   readonly connectorConfigPaths: readonly string[];
-  /** Where logs go; default: pino on stderr. */
+  /** Where logs go; default: pino on stderr, as `log.level` and `log.format` say. */
   readonly logger?: Logger;
   /** Where embedded records go when `embedded.output` is `stdout` (the default). */
   readonly stdout?: NodeJS.WritableStream;
@@ -41,13 +44,12 @@ export type StandaloneWorker = Worker & {
  */
 export async function runStandalone(options: StandaloneOptions): Promise<StandaloneWorker> {
   const config = await readWorkerConfig(options.workerConfigPath);
+  const where = `worker config ${options.workerConfigPath}`;
+  const keyWarnings = checkWorkerKeys(config, options.workerConfigPath);
+  const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
   const restOptions = await resolveRestOptions(config);
-  const logger =
-    options.logger ??
-    (pino(
-      { level: config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL ?? 'info', base: undefined },
-      pino.destination({ fd: 2, sync: true }),
-    ) as unknown as Logger);
+  const logger = options.logger ?? createCliLogger(logSettings, (line) => writeSync(2, line));
+  for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
   const kafka = config['bootstrap.servers'] ? kafkaAdapters(config, logger) : undefined;
   const uninstallGuard = kafka
@@ -59,7 +61,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const worker = new Worker({
     config,
     logger,
-    ...(kafka ?? embeddedAdapters(config, options)),
+    ...(kafka ?? embeddedAdapters(config, options, where)),
     close: async () => {
       await rest?.close();
       await kafka?.close();
@@ -75,7 +77,21 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
       });
     }
     for (const c of connectors) {
-      await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
+      try {
+        await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
+      } catch (e) {
+        // Name the file: the worker only knows the connector's name.
+        if (e instanceof ConfigError) throw new ConfigError(`connector config ${c.file} (connector '${c.name}')`, e.problems);
+        throw e;
+      }
+    }
+    if (connectors.length === 0) {
+      logger.info(
+        { event: 'worker.empty' },
+        rest
+          ? `no connector files given: the worker runs no connector until one is created with POST ${rest.url}/connectors`
+          : 'no connector files given and the REST API is off (listeners=): the worker has nothing to run',
+      );
     }
   } catch (e) {
     await worker.stop();
@@ -109,8 +125,17 @@ function kafkaClusterId(bootstrapServers: string): () => Promise<string | null> 
 function embeddedAdapters(
   config: Record<string, string>,
   options: StandaloneOptions,
+  where: string,
 ): Pick<WorkerOptions, 'offsetStore' | 'createSender'> {
   const output = config['embedded.output'] ?? 'stdout';
+  if (output !== 'stdout') {
+    const found = statSync(resolve(output), { throwIfNoEntry: false });
+    if (found && !found.isDirectory()) {
+      throw new ConfigError(where, [
+        `embedded.output: "${output}" is a file, not a directory; give a directory (one <topic>.jsonl file per topic is written there) or stdout`,
+      ]);
+    }
+  }
   const sink = new JsonLinesSender(
     output === 'stdout'
       ? { stream: (options.stdout ?? process.stdout) as NodeJS.WritableStream & import('node:stream').Writable }

@@ -790,7 +790,8 @@ export class Worker {
     const full: Record<string, string> = { ...config, name };
     const connectorClass = await this.loadConnector(String(full['connector.class'] ?? ''));
     const probe = new connectorClass();
-    const validated = validateConnectorConfig(probe, full, this.options.config);
+    const validated = validateConnectorConfig(probe, full, this.options.config, `connector '${name}'`);
+    for (const w of validated.warnings) this.log.warn({ event: 'config.unknown.key', connector: name, key: w.key }, w.message);
     if (!validated.ok)
       throw new ConfigError(
         `config of connector '${name}'`,

@@ -555,10 +555,22 @@ describe('REST API: plugins and validation', () => {
       errors: [expect.stringContaining('mode')],
     });
     expect(byName['tasks.max'].definition).toMatchObject({ type: 'INT', group: 'Common', default_value: '1' });
+    // Kafka Connect leaves such a key out; Tributary shows why it is ignored, without an error.
     expect(byName.extra).toEqual({
-      definition: null,
+      definition: expect.objectContaining({
+        name: 'extra',
+        type: 'STRING',
+        required: false,
+        importance: 'LOW',
+        group: null,
+        documentation: expect.stringContaining(`"extra" was supplied but isn't a known config; it is ignored`),
+      }),
       value: { name: 'extra', value: 'x', recommended_values: [], errors: [], visible: true },
     });
+    const typo = await call('PUT', '/connector-plugins/line/config/validate', { name: 'n', topic: 't', 'tasks.mx': '2' });
+    expect(typo.body.error_count).toBe(1);
+    const typoKey = typo.body.configs.find((c: { value: { name: string } }) => c.value.name === 'tasks.mx');
+    expect(typoKey.value.errors).toEqual(['unknown key "tasks.mx"; did you mean "tasks.max"?']);
     expect(JSON.stringify(res.body)).not.toContain('"pw"');
     const ok = await call('PUT', '/connector-plugins/line/config/validate', { name: 'n', topic: 't' });
     expect(ok.body.error_count).toBe(0);
