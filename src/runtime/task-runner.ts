@@ -75,6 +75,12 @@ export class TaskRunner<P, O, C> {
   private lastEncoded: EncodedPartition | undefined;
   private flushing: Promise<boolean> | undefined;
   private storeWrite: Promise<unknown> | undefined;
+  /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
+  private readonly committed = new Map<string, string>();
+  /** Set for the flush on stop, which logs its own line. */
+  private finalFlush = false;
+  /** Partitions whose offset the last successful flush changed. */
+  private lastFlushChanged = 0;
 
   private stopping = false;
   private starting: Promise<void> | undefined;
@@ -134,7 +140,13 @@ export class TaskRunner<P, O, C> {
     }
     if (this.stopping) return;
     this.setStatus({ state: this.options.startPaused ? 'PAUSED' : 'RUNNING' });
-    this.log.info({ event: 'task.started' }, 'task started');
+    for (const [key, entry] of stored) this.committed.set(key, canonicalJson(entry.offset));
+    this.log.info(
+      { event: 'task.started', committedOffsets: stored.size },
+      stored.size === 0
+        ? 'task started with no committed offsets: the task starts from its beginning'
+        : `task started, resuming from ${stored.size} committed offset${stored.size === 1 ? '' : 's'}`,
+    );
     this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
     if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe();
     this.loop = this.pollLoop();
@@ -445,10 +457,18 @@ export class TaskRunner<P, O, C> {
       );
       return false;
     }
-    this.log.info(
-      { event: 'offsets.committed', count: entries.length, offsets: entries.length > 10 ? entries.slice(0, 10) : entries },
-      'offsets committed',
-    );
+    const changed = entries.filter((e) => {
+      const key = canonicalJson(e.partition);
+      const value = e.offset === null ? 'null' : canonicalJson(e.offset);
+      if (this.committed.get(key) === value) return false;
+      this.committed.set(key, value);
+      return true;
+    });
+    this.lastFlushChanged = changed.length;
+    // A heartbeat that carries the same offset again is written, but is not news.
+    const fields = { event: 'offsets.committed', count: changed.length, offsets: changed.slice(0, 10) };
+    if (changed.length > 0 && !this.finalFlush) this.log.info(fields, 'offsets committed');
+    else this.log.debug({ ...fields, unchanged: entries.length - changed.length }, 'offsets committed');
     this.listener.offsetsFlushed?.(entries);
     await this.commitHook(toFlush.values());
     return true;
@@ -559,7 +579,18 @@ export class TaskRunner<P, O, C> {
     this.flushTimer?.unsubscribe();
     // A write that timed out may still land: give it the grace period before the final flush.
     if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, timeout);
-    if (this.taskStarted) await this.flushNow();
+    if (this.taskStarted) {
+      this.finalFlush = true;
+      this.lastFlushChanged = 0;
+      const flushed = await this.flushNow();
+      if (flushed) {
+        const n = this.lastFlushChanged;
+        this.log.info(
+          { event: 'offsets.flushed.final', count: n },
+          n === 0 ? 'final offset flush: nothing new to commit' : `final offset flush: ${n} offset${n === 1 ? '' : 's'} committed`,
+        );
+      }
+    }
     if (this.startAttempted) {
       const stopped = await withTimeout(
         this.clock,
