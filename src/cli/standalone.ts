@@ -47,11 +47,11 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const where = `worker config ${options.workerConfigPath}`;
   const keyWarnings = checkWorkerKeys(config, options.workerConfigPath);
   const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
-  const restOptions = await resolveRestOptions(config);
+  const restOptions = await inFile(where, () => resolveRestOptions(config));
   const logger = options.logger ?? createCliLogger(logSettings, (line) => writeSync(2, line));
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
-  const kafka = config['bootstrap.servers'] ? kafkaAdapters(config, logger) : undefined;
+  const kafka = config['bootstrap.servers'] ? await inFile(where, async () => kafkaAdapters(config, logger)) : undefined;
   const uninstallGuard = kafka
     ? installKafkajsRejectionGuard((err) =>
         logger.warn({ event: 'kafkajs.unhandled', err }, 'kafkajs rejection no one handled; ignored'),
@@ -98,6 +98,19 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     throw e;
   }
   return Object.assign(worker, { rest });
+}
+
+/** Runs `read`; a config error it raises names the file (`worker config w.properties: ...`). */
+async function inFile<T>(where: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof ConfigError && !e.message.includes(where)) {
+      const what = e.message.replace(/^Invalid (.*?): .*$/s, '$1');
+      throw new ConfigError(`${where} (${what})`, e.problems);
+    }
+    throw e;
+  }
 }
 
 /** The Kafka cluster id for `GET /`, asked once it is first wanted and kept; null while the cluster cannot be reached. */

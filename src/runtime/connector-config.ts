@@ -290,16 +290,16 @@ export async function validateOffsets<C>(
   const codec = new connector.taskClass().offsets;
   const typed: Array<OffsetChange<unknown, unknown>> = [];
   const entries: OffsetEntry[] = [];
-  const problems: string[] = [];
+  const bad: Array<{ partition: unknown; problems: string[] }> = [];
   offsets.forEach((entry, i) => {
     if (typeof entry !== 'object' || entry === null || !('partition' in entry) || !('offset' in entry)) {
-      problems.push(`offsets[${i}]: expected {"partition": {...}, "offset": {...} or null}`);
+      bad.push({ partition: undefined, problems: [`offsets[${i}]: expected {"partition": {...}, "offset": {...} or null}`] });
       return;
     }
     const p = codec.decodePartition(entry.partition);
     const o = entry.offset === null ? ({ ok: true, value: null } as const) : codec.decodeOffset(entry.offset);
-    if (!p.ok) problems.push(...p.problems.map((m) => `offsets[${i}].${m}`));
-    if (!o.ok) problems.push(...o.problems.map((m) => `offsets[${i}].${m}`));
+    const problems = [...(p.ok ? [] : p.problems), ...(o.ok ? [] : o.problems)].map((m) => `offsets[${i}].${m}`);
+    if (problems.length > 0) bad.push({ partition: entry.partition, problems });
     if (p.ok && o.ok) {
       typed.push({ partition: p.value, offset: o.value });
       entries.push({
@@ -308,7 +308,21 @@ export async function validateOffsets<C>(
       });
     }
   });
-  if (problems.length > 0) throw new OffsetDecodeError(name, 'offsets', problems);
+  const [first] = bad;
+  if (first !== undefined && bad.length === 1 && first.partition !== undefined) {
+    throw new OffsetDecodeError(name, first.partition, first.problems);
+  }
+  if (first !== undefined) {
+    // Several entries (or one without a partition): name each entry's partition in its problems.
+    throw new TributaryError(
+      'OFFSET_DECODE',
+      `Offsets of connector '${name}' do not decode: ${bad
+        .flatMap((b) =>
+          b.partition === undefined ? b.problems : b.problems.map((m) => `${m} (partition ${jsonOf(b.partition)})`),
+        )
+        .join('; ')}`,
+    );
+  }
   await confirmOffsets(name, connector, config, typed);
   return entries;
 }
@@ -354,4 +368,12 @@ async function confirmOffsets<C>(
       'OFFSET_REJECTED',
       `Connector '${name}' does not accept these offsets (its alterOffsets returned false)`,
     );
+}
+
+function jsonOf(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
 }

@@ -587,7 +587,9 @@ export class TaskRunner<P, O, C> {
         const n = this.lastFlushChanged;
         this.log.info(
           { event: 'offsets.flushed.final', count: n },
-          n === 0 ? 'final offset flush: nothing new to commit' : `final offset flush: ${n} offset${n === 1 ? '' : 's'} committed`,
+          n === 0
+            ? 'final offset flush: nothing new to commit'
+            : `final offset flush: ${n} offset${n === 1 ? '' : 's'} committed`,
         );
       }
     }

@@ -492,12 +492,19 @@ export class Worker {
   private readonly creating = new Set<string>();
   private readonly loadConnector: (spec: string) => Promise<SourceConnectorClass>;
   private readonly listPlugins: () => Promise<PluginDescriptor[]>;
+  /** Classes loaded by any `connector.class` (module paths too), with the first spec that loaded each. */
+  private readonly loaded = new Map<SourceConnectorClass, string>();
   private stopping = false;
 
   constructor(readonly options: WorkerOptions) {
     this.log = options.logger ?? silentLogger;
     const locations = pluginLocations(options.config);
-    this.loadConnector = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
+    const load = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
+    this.loadConnector = async (spec) => {
+      const cls = await load(spec);
+      if (!this.loaded.has(cls)) this.loaded.set(cls, spec);
+      return cls;
+    };
     this.listPlugins = options.listPlugins ?? (() => discoverPlugins(locations, this.log));
   }
 
@@ -734,8 +741,21 @@ export class Worker {
   }
 
   /** The connector plugins this worker can load. */
-  plugins(): Promise<PluginDescriptor[]> {
-    return this.listPlugins();
+  async plugins(): Promise<PluginDescriptor[]> {
+    const found = await this.listPlugins();
+    const known = new Set(found.map((p) => p.connectorClass));
+    // Connectors loaded by module path (./dist/x.js#X) are plugins of this worker too.
+    for (const [connectorClass, className] of this.loaded) {
+      if (known.has(connectorClass)) continue;
+      let version = '0.0.0';
+      try {
+        version = new connectorClass().version;
+      } catch {
+        // A constructor that throws is reported when the connector is created, not here.
+      }
+      found.push({ className, version, connectorClass });
+    }
+    return found;
   }
 
   /** Loads a `connector.class` value (PLUGIN_NOT_FOUND when it cannot). */

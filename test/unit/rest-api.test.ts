@@ -430,6 +430,17 @@ describe('REST API: offsets (KIP-875) and create with offsets (KIP-995)', () => 
     });
     expect(decode.status).toBe(400);
     expect(decode.body.message).toContain('offsets[1].offset.position: expected number, got "x"');
+    // The partition is named as the stored-offset error names it, not as "offsets".
+    expect(decode.body.message).toMatch(/^Offset of connector 'c' for partition \{"file":"b"\} does not decode: /);
+    const both = await call('PATCH', '/connectors/c/offsets', {
+      offsets: [
+        { partition: { file: 'a' }, offset: { position: 'y' } },
+        { partition: { file: 'b' }, offset: { position: 'x' } },
+      ],
+    });
+    expect(both.body.message).toBe(
+      `Offsets of connector 'c' do not decode: offsets[0].offset.position: expected number, got "y" (partition {"file":"a"}); offsets[1].offset.position: expected number, got "x" (partition {"file":"b"})`,
+    );
     const rejected = await call('PATCH', '/connectors/c/offsets', {
       offsets: [
         { partition: { file: 'a' }, offset: { position: 6 } },
