@@ -82,6 +82,8 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     throw new ConfigError('worker config', [`sender: "${senderKind}" is not kafkajs (the default) or librdkafka`]);
   }
   const senders = new Set<RecordSender>();
+  /** Per connector, the topics its last start made sure of, so its tasks' senders do not create them again. */
+  const prepared = new Map<string, readonly string[]>();
   return {
     offsetStore,
     async createSender({ connector, taskId, connectorConfig }) {
@@ -101,7 +103,9 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         sender = kafkajs;
       }
       const settings = topicCreation ? topicCreationSettings(connectorConfig) : null;
-      const wrapped: RecordSender = settings ? new TopicCreatingSender(sender, admin, settings) : sender;
+      const wrapped: RecordSender = settings
+        ? new TopicCreatingSender(sender, admin, settings, prepared.get(connector) ?? [])
+        : sender;
       senders.add(wrapped);
       return {
         send: (r, cb) => wrapped.send(r, cb),
@@ -112,8 +116,18 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         },
       };
     },
-    async prepareTopics({ heartbeatTopic, connectorConfig }) {
-      if (Number(connectorConfig['heartbeat.interval.ms'] ?? 0) > 0) await admin.ensureTopics([heartbeatTopic]);
+    async prepareTopics({ connector, heartbeatTopic, connectorConfig }) {
+      prepared.delete(connector);
+      if (Number(connectorConfig['heartbeat.interval.ms'] ?? 0) <= 0) return;
+      // Created once, here, with the settings that apply to it: the connector's topic.creation
+      // group that matches it when topic creation is on, else the broker's defaults.
+      const settings = topicCreation ? topicCreationSettings(connectorConfig) : null;
+      const s = settings?.settingsFor(heartbeatTopic);
+      await admin.ensureTopics(
+        [heartbeatTopic],
+        s ? { partitions: s.partitions, replicationFactor: s.replicationFactor, configs: s.configs } : {},
+      );
+      prepared.set(connector, [heartbeatTopic]);
     },
     async close() {
       await Promise.all([...senders].map((s) => s.close().catch(() => {})));

@@ -13,21 +13,29 @@ export interface KafkajsLogEntry {
  * errors that a healthy cluster answers while it starts or moves leaders): logged at debug.
  */
 const RETRIABLE_MESSAGES = [
+  'This server does not host this topic-partition',
+  'There is no leader for this topic-partition',
   'This server is not the leader for that topic-partition',
-  'There is no leader for this topic-partition as we are in the middle of a leadership election',
-  'The coordinator is loading and hence can',
+  'The request timed out',
+  'The replica is not available',
+  'The server disconnected before a response was received',
+  "The coordinator is loading and hence can't process requests",
+  'The group coordinator is not available',
   'The coordinator is not available',
   'This is not the correct coordinator',
-  'This server does not host this topic-partition',
-  'The request timed out',
   'Messages are rejected since there are fewer in-sync replicas than required',
   'Messages are written to the log, but to fewer in-sync replicas than required',
+  'This is not the correct controller for this cluster',
   'The leader epoch in the request is older than the epoch on the broker',
   'The leader epoch in the request is newer than the epoch on the broker',
-  'The broker is not available',
-  'The group is rebalancing, so a rejoin is needed',
-  'This is not the correct controller for this cluster',
-  'There is a newer producer with the same transactionalId',
+  'The leader high watermark has not caught up',
+  'The preferred leader was not available',
+  'Eligible topic partition leaders are not available',
+  'Leader election not needed',
+  'The fetch session ID was not found',
+  'The fetch session epoch is invalid',
+  'There are unstable offsets that need to be cleared',
+  'The producer attempted to update a transaction while another concurrent operation',
 ];
 
 /** Messages of a broker that cannot be reached at all. */

@@ -95,7 +95,7 @@ describe('kafkajs log lines', () => {
     const log = kafkajsLogCreator(logger)();
     log(entry(1, 'Response Metadata(key: 3, version: 6)', { error: 'This server is not the leader for that topic-partition' }));
     log(entry(1, "The coordinator is loading and hence can't process requests", { retryCount: 0 }));
-    log(entry(1, 'Response FindCoordinator(key: 10, version: 2)', { error: 'The coordinator is not available' }));
+    log(entry(1, 'Response GroupCoordinator(key: 10, version: 2)', { error: 'The group coordinator is not available' }));
     expect(lines.map(([level]) => level)).toEqual(['debug', 'debug', 'debug']);
   });
 
