@@ -4,7 +4,7 @@
  * embedded.output, a Kafka that is not there). Spawns the CLI from the source through tsx.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -221,5 +221,44 @@ describe('tributary standalone', () => {
       `tributary: BROKER_UNAVAILABLE: Could not connect the admin client to Kafka: Connection error: connect ECONNREFUSED 127.0.0.1:${port}`,
     ]);
     expect(run.stderr()).not.toContain('"stack"');
+  }, 60_000);
+
+  it("runs the file-source README's command as written, its .ts connector path included", async () => {
+    const readme = await readFile(join(root, 'examples', 'file-source', 'README.md'), 'utf8');
+    const properties = /```properties\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const command = /```sh\n(npm run[^\n]*)\n```/.exec(readme)?.[1] ?? '';
+    expect(command).toBe('npm run -s tributary -- standalone worker.properties app-log.properties');
+    const dir = await workdir({ 'app.log': 'first line\nsecond line\n' });
+    await writeFile(join(dir, 'app-log.properties'), properties.replace('file=/var/log/app.log', `file=${join(dir, 'app.log')}`));
+    await writeFile(join(dir, 'worker.properties'), `listeners=\noffset.storage.file.filename=${join(dir, 'o.json')}\n`);
+    // The README's command, run where it says (the repository's root), with the two files in a temporary folder.
+    const [npm, ...args] = command
+      .replace('worker.properties', join(dir, 'worker.properties'))
+      .replace('app-log.properties', join(dir, 'app-log.properties'))
+      .split(' ');
+    // A process group of its own, so that SIGINT reaches npm and everything under it, as Ctrl-C does.
+    const child = spawn(npm as string, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => out.includes('second line') || child.exitCode !== null, 30_000, 'the second line');
+    } finally {
+      if (child.exitCode === null) process.kill(-(child.pid as number), 'SIGINT');
+    }
+    await exited;
+    // npm itself dies of the SIGINT (it forwards no signal when not on a terminal); the worker under it stops cleanly.
+    await waitFor(() => err.includes('worker stopped'), 20_000, 'the worker to stop');
+    expect(err).toContain('final offset flush: 1 offset committed');
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.topic, l.value])).toEqual([
+      ['app-log', 'first line'],
+      ['app-log', 'second line'],
+    ]);
   }, 60_000);
 });
