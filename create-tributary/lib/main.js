@@ -3,9 +3,10 @@ import { basename, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { checkTarget, scaffold } from './scaffold.js';
-import { DEFAULT_TEMPLATE, findTemplate, TEMPLATES, templateList } from './templates.js';
+import { DEFAULT_TEMPLATE, findTemplate, SDK_PACKAGE, TEMPLATES, templateList } from './templates.js';
 import { UsageError } from './usage-error.js';
 import { folderOf, invalidNameReason } from './validate-name.js';
+import { pinnedVersions } from './versions.js';
 
 const DEFAULT_NAME = 'my-connector';
 
@@ -18,6 +19,8 @@ current folder (which must be empty; the project is named after it).
 Options:
   -t, --template <name>  the template (asked for on a terminal; default with --yes: ${DEFAULT_TEMPLATE})
   -y, --yes              ask nothing: defaults for what is not given (name ${DEFAULT_NAME})
+      --tributary <spec> what the project's ${SDK_PACKAGE} dependency is instead of the pinned version,
+                         e.g. file:/path/to/tributary-0.1.0.tgz (npm run create:local in a clone uses it)
   -h, --help             this help
 
 Templates:
@@ -63,6 +66,7 @@ export async function main(argv, io) {
       template: answers.template,
       cwd: io.cwd,
       folder: here ? '.' : undefined,
+      versions: args.tributary === undefined ? undefined : { ...pinnedVersions(), [SDK_PACKAGE]: args.tributary },
     });
     const folder = relative(io.cwd, target) || '.';
     const cd = folder === '.' ? '' : `  cd ${folder}\n`;
@@ -81,7 +85,7 @@ export async function main(argv, io) {
 
 /**
  * @param {string[]} argv
- * @returns {{ name?: string, template?: string, yes: boolean, help: boolean, here?: boolean }}
+ * @returns {{ name?: string, template?: string, yes: boolean, help: boolean, here?: boolean, tributary?: string }}
  */
 function parse(argv) {
   let parsed;
@@ -91,6 +95,7 @@ function parse(argv) {
       allowPositionals: true,
       options: {
         template: { type: 'string', short: 't' },
+        tributary: { type: 'string' },
         yes: { type: 'boolean', short: 'y', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -102,7 +107,13 @@ function parse(argv) {
   if (positionals.length > 1) {
     throw new UsageError(`Give one project name, got ${positionals.length}: ${positionals.join(' ')}\n\n${USAGE}`);
   }
-  return { name: positionals[0], template: values.template, yes: values.yes ?? false, help: values.help ?? false };
+  return {
+    name: positionals[0],
+    template: values.template,
+    yes: values.yes ?? false,
+    help: values.help ?? false,
+    tributary: values.tributary,
+  };
 }
 
 /**

@@ -9,7 +9,7 @@
  * hence the integration project. Needs the npm registry; no broker.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -181,4 +181,29 @@ describe('npm create tributary, outside the repository', () => {
       TEMPLATE_TIMEOUT_MS,
     );
   }
+
+  it(
+    "scaffolds from a clone with npm run create:local, wired to the clone's build, and its tests pass",
+    async () => {
+      const parent = join(work, 'local');
+      await mkdir(parent);
+      // As the README says: in the folder where the project goes, npm --prefix <clone> run create:local.
+      await timed('create:local', () =>
+        sh(
+          'npm',
+          ['--prefix', root, 'run', '-s', 'create:local', '--', 'local-conn', '--template', 'push-heartbeat', '--yes'],
+          parent,
+        ),
+      );
+      const project = join(parent, 'local-conn');
+      const pkg = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
+      expect(pkg.dependencies.tributary).toMatch(/^file:.*\.tributary\/local-pack\/tributary-[\d.]+\.tgz$/);
+      await timed('create:local: npm install', () =>
+        sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], project),
+      );
+      const tests = await timed('create:local: npm test', () => sh('npm', ['test'], project));
+      expect(tests).toMatch(/Tests\s+\d+ passed/);
+    },
+    TEMPLATE_TIMEOUT_MS,
+  );
 });

@@ -202,4 +202,12 @@ describe('create-tributary', () => {
       cwd = parent;
     }
   });
+
+  it('sets the SDK dependency to what --tributary gives, for a project wired to a local build', async () => {
+    const { code } = await run(['wired', '--template', 'basic-poll', '--yes', '--tributary', 'file:/clone/tributary-0.1.0.tgz']);
+    expect(code).toBe(0);
+    const pkg = JSON.parse(await readFile(join(cwd, 'wired', 'package.json'), 'utf8'));
+    expect(pkg.dependencies.tributary).toBe('file:/clone/tributary-0.1.0.tgz');
+    expect(pkg.dependencies.rxjs).toBe(root.dependencies.rxjs);
+  });
 });
