@@ -1,6 +1,7 @@
-import { statSync, writeSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import pino from 'pino';
 import { ConfigError, isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
@@ -48,7 +49,9 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const keyWarnings = checkWorkerKeys(config, options.workerConfigPath);
   const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
   const restOptions = await inFile(where, () => resolveRestOptions(config));
-  const logger = options.logger ?? createCliLogger(logSettings, (line) => writeSync(2, line));
+  // sonic-boom, as pino's own destination: synchronous, and it retries a pipe that is full (EAGAIN).
+  const stderr = options.logger ? undefined : pino.destination({ fd: 2, sync: true });
+  const logger = options.logger ?? createCliLogger(logSettings, (line) => stderr?.write(line));
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
   const kafka = config['bootstrap.servers'] ? await inFile(where, async () => kafkaAdapters(config, logger)) : undefined;
