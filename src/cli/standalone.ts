@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
-import { ConfigError, isTributaryError } from '../api/errors.js';
+import { ConfigError, isTributaryError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
@@ -85,6 +85,9 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
       } catch (e) {
         // Name the file: the worker only knows the connector's name.
         if (e instanceof ConfigError) throw new ConfigError(`connector config ${c.file} (connector '${c.name}')`, e.problems);
+        if (isTributaryError(e) && e.code === 'OFFSET_DECODE') {
+          throw new TributaryError('OFFSET_DECODE', `${e.message} (offsets of connector config ${c.file})`, { cause: e });
+        }
         throw e;
       }
     }

@@ -261,4 +261,23 @@ describe('tributary standalone', () => {
       ['app-log', 'second line'],
     ]);
   }, 60_000);
+
+  it('names the connector file and the partition of an initial offset that does not decode', async () => {
+    const dir = await workdir({});
+    await writeFile(
+      join(dir, 'c.json'),
+      JSON.stringify({
+        name: 'c',
+        config: { 'connector.class': './examples/datagen/src/index.ts#DatagenConnector', topic: 't' },
+        offsets: [{ partition: { task: 0, sequence: 0 }, offset: { seq: 'one' } }],
+      }),
+    );
+    await writeFile(join(dir, 'w.properties'), `listeners=\noffset.storage.file.filename=${join(dir, 'o.json')}\n`);
+    const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.json')]);
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain(
+      `OFFSET_DECODE: Offset of connector 'c' for partition {"task":0,"sequence":0} does not decode`,
+    );
+    expect(run.stderr()).toContain(`(offsets of connector config ${join(dir, 'c.json')})`);
+  }, 30_000);
 });
