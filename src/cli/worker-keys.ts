@@ -11,10 +11,13 @@ export const STANDALONE_WORKER_KEYS: KnownKeys = {
   unsupported: [],
 };
 
-/** Worker keys of the REST API: its config definition, and the TLS settings' prefixes. */
+/**
+ * Worker keys of the REST API: every key of its config definition (a key added there is known
+ * here too) and the per-listener TLS prefix. No `rest.` prefix: a stale `rest.port` must warn.
+ */
 export const REST_WORKER_KEYS: KnownKeys = {
   keys: Object.keys(restConfig.keys),
-  prefixes: ['listeners.https.', 'rest.'],
+  prefixes: ['listeners.https.'],
   unsupported: [],
 };
 

@@ -234,6 +234,12 @@ describe('worker config keys', () => {
     expect(checkWorkerKeys(config, 'w')).toEqual([]);
     expect(knownWorkerKeys().unsupported).toContain('exactly.once.source.support');
   });
+
+  it("warns about Kafka Connect's removed rest.port instead of ignoring it silently", () => {
+    expect(checkWorkerKeys({ 'rest.port': '8083' }, 'w')).toEqual([
+      `worker config w: "rest.port" was supplied but isn't a known config; it is ignored`,
+    ]);
+  });
 });
 
 class TableConnector extends SourceConnector<{ table: string }> {
