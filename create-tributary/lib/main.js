@@ -1,22 +1,26 @@
 // @ts-check
-import { relative } from 'node:path';
+import { basename, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { scaffold } from './scaffold.js';
-import { DEFAULT_TEMPLATE, findTemplate, TEMPLATES, templateList } from './templates.js';
+import { checkTarget, scaffold } from './scaffold.js';
+import { DEFAULT_TEMPLATE, findTemplate, SDK_PACKAGE, TEMPLATES, templateList } from './templates.js';
 import { UsageError } from './usage-error.js';
-import { invalidNameReason } from './validate-name.js';
+import { folderOf, invalidNameReason } from './validate-name.js';
+import { pinnedVersions } from './versions.js';
 
 const DEFAULT_NAME = 'my-connector';
 
 const USAGE = `Usage: npm create tributary@latest [project-name] -- [--template <name>] [--yes]
        create-tributary [project-name] [--template <name>] [--yes]
 
-Writes a new Tributary source connector project into ./<project-name>.
+Writes a new Tributary source connector project into ./<project-name>, or with "." into the
+current folder (which must be empty; the project is named after it).
 
 Options:
   -t, --template <name>  the template (asked for on a terminal; default with --yes: ${DEFAULT_TEMPLATE})
   -y, --yes              ask nothing: defaults for what is not given (name ${DEFAULT_NAME})
+      --tributary <spec> what the project's ${SDK_PACKAGE} dependency is instead of the pinned version,
+                         e.g. file:/path/to/tributary-0.1.0.tgz (npm run create:local in a clone uses it)
   -h, --help             this help
 
 Templates:
@@ -40,16 +44,34 @@ ${templateList()}`;
  */
 export async function main(argv, io) {
   try {
-    const args = parse(argv);
+    let args = parse(argv);
     if (args.help) {
       io.stdout.write(`${USAGE}\n`);
       return 0;
     }
+    const here = args.name === '.';
+    if (here) {
+      const name = basename(resolve(io.cwd));
+      const bad = invalidNameReason(name);
+      if (bad) {
+        throw new UsageError(
+          `"." names the project after the current folder, but "${name}" cannot be a project name: ${bad}. Rename the folder, or give a project name.`,
+        );
+      }
+      args = { ...args, name, here: true };
+    }
     const answers = await resolveAnswers(args, io);
-    const target = await scaffold({ name: answers.name, template: answers.template, cwd: io.cwd });
+    const target = await scaffold({
+      name: answers.name,
+      template: answers.template,
+      cwd: io.cwd,
+      folder: here ? '.' : undefined,
+      versions: args.tributary === undefined ? undefined : { ...pinnedVersions(), [SDK_PACKAGE]: args.tributary },
+    });
     const folder = relative(io.cwd, target) || '.';
+    const cd = folder === '.' ? '' : `  cd ${folder}\n`;
     io.stdout.write(
-      `\nCreated ${answers.name} from the ${answers.template} template in ${folder}.\n\nNext:\n  cd ${folder}\n  npm install\n  npm test\n\n`,
+      `\nCreated ${answers.name} from the ${answers.template} template in ${folder}.\n\nNext:\n${cd}  npm install\n  npm test\n\n`,
     );
     return 0;
   } catch (e) {
@@ -63,7 +85,7 @@ export async function main(argv, io) {
 
 /**
  * @param {string[]} argv
- * @returns {{ name?: string, template?: string, yes: boolean, help: boolean }}
+ * @returns {{ name?: string, template?: string, yes: boolean, help: boolean, here?: boolean, tributary?: string }}
  */
 function parse(argv) {
   let parsed;
@@ -73,6 +95,7 @@ function parse(argv) {
       allowPositionals: true,
       options: {
         template: { type: 'string', short: 't' },
+        tributary: { type: 'string' },
         yes: { type: 'boolean', short: 'y', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -84,12 +107,18 @@ function parse(argv) {
   if (positionals.length > 1) {
     throw new UsageError(`Give one project name, got ${positionals.length}: ${positionals.join(' ')}\n\n${USAGE}`);
   }
-  return { name: positionals[0], template: values.template, yes: values.yes ?? false, help: values.help ?? false };
+  return {
+    name: positionals[0],
+    template: values.template,
+    yes: values.yes ?? false,
+    help: values.help ?? false,
+    tributary: values.tributary,
+  };
 }
 
 /**
  * The name and template: as given, else asked for on a terminal, else the defaults with --yes.
- * @param {{ name?: string, template?: string, yes: boolean }} args
+ * @param {{ name?: string, template?: string, yes: boolean, here?: boolean }} args
  * @param {Io} io
  * @returns {Promise<{ name: string, template: string }>}
  */
@@ -100,6 +129,8 @@ async function resolveAnswers(args, io) {
   if (args.name !== undefined) {
     const bad = invalidNameReason(args.name);
     if (bad) throw new UsageError(`Invalid project name "${args.name}": ${bad}.`);
+    // Before anything is asked: a folder that is taken fails now, not after the questions.
+    await checkTarget(args.here ? resolve(io.cwd) : resolve(io.cwd, folderOf(args.name)));
   }
   if (args.yes) return { name: args.name ?? DEFAULT_NAME, template: args.template ?? DEFAULT_TEMPLATE };
   if (args.name !== undefined && args.template !== undefined) return { name: args.name, template: args.template };
@@ -116,8 +147,17 @@ async function resolveAnswers(args, io) {
     while (name === undefined) {
       const answer = (await rl.question(`Project name (${DEFAULT_NAME}): `)).trim() || DEFAULT_NAME;
       const bad = invalidNameReason(answer);
-      if (bad) io.stdout.write(`  "${answer}" cannot be a project name: ${bad}.\n`);
-      else name = answer;
+      if (bad) {
+        io.stdout.write(`  "${answer}" cannot be a project name: ${bad}.\n`);
+        continue;
+      }
+      try {
+        await checkTarget(resolve(io.cwd, folderOf(answer)));
+        name = answer;
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        io.stdout.write(`  ${e.message}\n`);
+      }
     }
     let template = args.template;
     if (template === undefined) {

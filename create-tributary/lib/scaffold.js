@@ -1,6 +1,6 @@
 // @ts-check
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { findTemplate, templateList, templatesDir } from './templates.js';
 import { UsageError } from './usage-error.js';
 import { folderOf, invalidNameReason } from './validate-name.js';
@@ -17,8 +17,28 @@ const TEXT_WITH_NAME = /\.(md|properties|ts|json)$/;
  * @property {string} name - the project's package name; also its folder (without a scope)
  * @property {string} template - a template name, see TEMPLATES
  * @property {string} cwd - where the project folder is created
+ * @property {string} [folder] - the project folder, relative to cwd (`.` for cwd itself); default: the name without its scope
  * @property {Record<string, string>} [versions] - pinned versions; default pinnedVersions()
  */
+
+/**
+ * Checks that a project can be written to `target`: it does not exist, or is an empty folder.
+ * Throws a UsageError saying what to do otherwise. Called before anything is asked.
+ * @param {string} target
+ * @returns {Promise<void>}
+ */
+export async function checkTarget(target) {
+  const existing = await readdir(target).catch((/** @type {NodeJS.ErrnoException} */ e) => {
+    if (e.code === 'ENOENT') return [];
+    if (e.code === 'ENOTDIR') throw new UsageError(`${target} exists and is not a folder: choose another project name.`);
+    throw e;
+  });
+  if (existing.length > 0) {
+    throw new UsageError(
+      `Folder ${target} exists and is not empty: choose another project name, remove the folder, or run in an empty folder with "." as the name.`,
+    );
+  }
+}
 
 /**
  * Writes a new project: the template's files (dotfiles renamed, `{{name}}` replaced), and its
@@ -27,21 +47,14 @@ const TEXT_WITH_NAME = /\.(md|properties|ts|json)$/;
  * @param {ScaffoldOptions} options
  * @returns {Promise<string>} the project folder
  */
-export async function scaffold({ name, template, cwd, versions = pinnedVersions() }) {
+export async function scaffold({ name, template, cwd, folder, versions = pinnedVersions() }) {
   const bad = invalidNameReason(name);
   if (bad) throw new UsageError(`Invalid project name "${name}": ${bad}.`);
   if (!findTemplate(template)) {
     throw new UsageError(`Unknown template "${template}". Accepted templates:\n${templateList()}`);
   }
-  const target = join(cwd, folderOf(name));
-  const existing = await readdir(target).catch((/** @type {NodeJS.ErrnoException} */ e) => {
-    if (e.code === 'ENOENT') return [];
-    if (e.code === 'ENOTDIR') throw new UsageError(`${target} exists and is not a folder: choose another project name.`);
-    throw e;
-  });
-  if (existing.length > 0) {
-    throw new UsageError(`Folder ${target} exists and is not empty: choose another project name, or remove the folder.`);
-  }
+  const target = resolve(cwd, folder ?? folderOf(name));
+  await checkTarget(target);
   await copyTemplate(join(templatesDir(), template), target, name);
   const pkgPath = join(target, 'package.json');
   const pkg = JSON.parse(await readFile(pkgPath, 'utf8'));

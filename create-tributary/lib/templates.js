@@ -11,6 +11,9 @@ export const TEMPLATES = [
   { name: 'push-heartbeat', description: 'a push (CDC-style) source with a bounded buffer, heartbeats and acknowledgements' },
 ];
 
+/** The SDK package every template depends on (`--tributary` replaces its version). */
+export const SDK_PACKAGE = 'tributary';
+
 /** The template every prompt and `--yes` defaults to. */
 export const DEFAULT_TEMPLATE = 'basic-poll';
 

@@ -22,14 +22,22 @@ export interface BoundedBufferOptions {
  *
  * @example
  * ```ts
+ * import type { Readable } from 'node:stream';
+ * import { map } from 'rxjs';
+ * import type { SourceRecord } from 'tributary';
+ *
+ * type Change = { lsn: string; row: unknown };
+ * declare const stream: Readable; // e.g. a replication stream
+ * declare function toRecord(change: Change): SourceRecord<{ slot: string }, { lsn: string }>;
+ *
  * const buffer = new BoundedBuffer<Change>({
  *   capacity: 10_000,
  *   onPause: () => stream.pause(),
  *   onResume: () => stream.resume(),
  * });
- * stream.on('data', (change) => buffer.push(change));
- * // in poll():
- * return buffer.drainObservable(1000).pipe(map(toRecord));
+ * stream.on('data', (change: Change) => buffer.push(change));
+ * // What poll() returns:
+ * const records = buffer.drainObservable(1000).pipe(map(toRecord));
  * ```
  */
 export class BoundedBuffer<T> {

@@ -46,6 +46,9 @@ export type ErrorCode = keyof typeof ERROR_CODES;
  *
  * @example
  * ```ts
+ * import type { Worker } from 'tributary/runtime';
+ *
+ * declare const worker: Worker;
  * try { await worker.start(); } catch (e) {
  *   if (isTributaryError(e) && e.code === 'CONFIG_INVALID') console.error(e.message);
  * }

@@ -28,6 +28,10 @@ export interface OffsetChange<P, O> {
  *
  * @example
  * ```ts
+ * import { configTypes, defineConfig, type SourceTaskClass } from 'tributary';
+ *
+ * declare const CounterTask: SourceTaskClass<{ id: string }, { n: number }, { topic: string }>; // see SourceTask
+ *
  * class CounterConnector extends SourceConnector<{ topic: string }, { topic: string }> {
  *   readonly config = defineConfig({ topic: { type: configTypes.string, description: 'Where to write.' } });
  *   readonly taskClass = CounterTask;

@@ -52,7 +52,11 @@ export interface RecordAck {
  *
  * @example
  * ```ts
- * class CounterTask extends SourceTask<{ id: string }, { n: number }, { topic: string }> {
+ * import * as t from 'io-ts';
+ * import { of } from 'rxjs';
+ * import { offsetCodec } from 'tributary';
+ *
+ * export class CounterTask extends SourceTask<{ id: string }, { n: number }, { topic: string }> {
  *   readonly offsets = offsetCodec({ partition: t.type({ id: t.string }), offset: t.type({ n: t.number }) });
  *   private n = 0;
  *   private topic = '';

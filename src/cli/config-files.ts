@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { ConfigError } from '../api/errors.js';
+import { parseConfigMap } from '../rest/request-bodies.js';
+import { RestError } from '../rest/rest-error.js';
 import { parseProperties } from './properties.js';
 
 /** A connector as a standalone worker reads it from a file. */
@@ -31,9 +33,16 @@ export async function readConnectorFile(path: string): Promise<ConnectorFile> {
   if (extname(path) !== '.json') return withName(parseProperties(text, path), path, {});
   const doc = parseJson(text, path);
   if (!isObject(doc)) throw new ConfigError(`connector config ${path}`, ['expected a JSON object']);
-  if (!isObject(doc.config)) return withName(stringMap(doc, path, 'connector config'), path, {});
+  if (doc.config === undefined) return withName(stringMap(doc, path, 'connector config'), path, {});
+  let config: Record<string, string>;
+  try {
+    // The REST API's own check of "config", so a file and a POST /connectors say the same.
+    config = parseConfigMap(doc.config, 'config');
+  } catch (e) {
+    if (e instanceof RestError) throw new ConfigError(`connector config ${path}`, [e.message]);
+    throw e;
+  }
   const problems: string[] = [];
-  const config = stringMap(doc.config, path, 'connector config');
   if (doc.name !== undefined && typeof doc.name !== 'string') problems.push('"name" must be a string');
   if (typeof doc.name === 'string' && config.name !== undefined && config.name !== doc.name) {
     problems.push(`"name" (${doc.name}) and "config.name" (${config.name}) differ`);
@@ -90,8 +99,21 @@ function parseJson(text: string, path: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`JSON file ${path}`, [(e as Error).message]);
+    throw new ConfigError(`JSON file ${path}`, [whereInJson(text, (e as Error).message)]);
   }
+}
+
+/** A JSON.parse message with the line and column of its position, and that line. */
+export function whereInJson(text: string, message: string): string {
+  const at = /at position (\d+)/.exec(message);
+  const position = at ? Number(at[1]) : /Unexpected end of JSON input/.test(message) ? text.length : undefined;
+  if (position === undefined) return message;
+  const before = text.slice(0, position).split(/\r\n|\r|\n/);
+  const line = before.length;
+  const column = (before[before.length - 1] as string).length + 1;
+  const source = text.split(/\r\n|\r|\n/)[line - 1] ?? '';
+  const what = message.replace(/\s*(in JSON )?at position \d+.*$/, '').replace(/ \(line \d+ column \d+\)$/, '');
+  return `line ${line}, column ${column}: ${what}\n  ${source}\n  ${' '.repeat(column - 1)}^`;
 }
 
 function stringMap(doc: unknown, path: string, what: string): Record<string, string> {

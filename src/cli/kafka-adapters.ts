@@ -4,6 +4,7 @@ import { ConfigError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { checkKafkaConnection } from '../kafka/connection-check.js';
 import { kafkajsSecurityOptions, librdkafkaSecurityConfig } from '../kafka/kafka-client-security.js';
+import { kafkajsLogCreator } from '../kafka/kafkajs-log.js';
 import { KafkajsSender } from '../kafka/kafkajs-sender.js';
 import { LibrdkafkaSender } from '../kafka/librdkafka-sender.js';
 import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-config.js';
@@ -11,6 +12,7 @@ import { type ResolvedKafkaSecurity, resolveKafkaSecurity, securityLayers } from
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
 import { topicCreationSettings } from '../kafka/topic-creation-settings.js';
+import type { KnownKeys } from '../runtime/config-keys.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import type { WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -18,6 +20,24 @@ import { KafkaOffsetStore } from '../storage/kafka-offset-store.js';
 
 /** The offsets topic of a worker with `bootstrap.servers` that names neither a topic nor a file. */
 export const DEFAULT_OFFSETS_TOPIC = 'connect-offsets';
+
+/** Worker keys the Kafka adapters read (producer settings under `producer.`), for the known-keys registry. */
+export const KAFKA_WORKER_KEYS: KnownKeys = {
+  keys: [
+    'bootstrap.servers',
+    'client.id',
+    'offset.storage.file.filename',
+    'offset.storage.topic',
+    'offset.storage.partitions',
+    'offset.storage.replication.factor',
+    'topic.creation.enable',
+    'sender',
+    'connector.client.config.override.policy',
+    'security.protocol',
+  ],
+  prefixes: ['producer.', 'admin.', 'sasl.', 'ssl.'],
+  unsupported: [],
+};
 
 /** The Kafka adapters of a worker, and how to release them. */
 export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' | 'prepareTopics'> & {
@@ -51,12 +71,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     .map((s) => s.trim())
     .filter(Boolean);
   if (brokers.length === 0) throw new ConfigError('worker config', ['bootstrap.servers is empty: give host:port[,host:port...]']);
-  const kafkaLog = logger.child({ component: 'kafkajs' });
-  const logCreator = () => (entry: { level: number; log: { message: string } & Record<string, unknown> }) => {
-    const { message, ...fields } = entry.log;
-    if (entry.level <= logLevel.ERROR) kafkaLog.error(fields, message);
-    else if (entry.level === logLevel.WARN) kafkaLog.warn(fields, message);
-  };
+  const logCreator = kafkajsLogCreator(logger.child({ component: 'kafkajs' }));
   const clientId = config['client.id'] ?? 'tributary';
   const workerSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'worker' }));
   const adminSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'admin' }));
@@ -96,6 +111,8 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     throw new ConfigError('worker config', [`sender: "${senderKind}" is not kafkajs (the default) or librdkafka`]);
   }
   const senders = new Set<RecordSender>();
+  /** Per connector, the topics its last start made sure of, so its tasks' senders do not create them again. */
+  const prepared = new Map<string, readonly string[]>();
   return {
     offsetStore,
     security: workerSecurity,
@@ -142,7 +159,9 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         sender = kafkajs;
       }
       const settings = topicCreation ? topicCreationSettings(connectorConfig) : null;
-      const wrapped: RecordSender = settings ? new TopicCreatingSender(sender, admin, settings) : sender;
+      const wrapped: RecordSender = settings
+        ? new TopicCreatingSender(sender, admin, settings, prepared.get(connector) ?? [])
+        : sender;
       senders.add(wrapped);
       return {
         send: (r, cb) => wrapped.send(r, cb),
@@ -154,8 +173,18 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         },
       };
     },
-    async prepareTopics({ heartbeatTopic, connectorConfig }) {
-      if (Number(connectorConfig['heartbeat.interval.ms'] ?? 0) > 0) await admin.ensureTopics([heartbeatTopic]);
+    async prepareTopics({ connector, heartbeatTopic, connectorConfig }) {
+      prepared.delete(connector);
+      if (Number(connectorConfig['heartbeat.interval.ms'] ?? 0) <= 0) return;
+      // Created once, here, with the settings that apply to it: the connector's topic.creation
+      // group that matches it when topic creation is on, else the broker's defaults.
+      const settings = topicCreation ? topicCreationSettings(connectorConfig) : null;
+      const s = settings?.settingsFor(heartbeatTopic);
+      await admin.ensureTopics(
+        [heartbeatTopic],
+        s ? { partitions: s.partitions, replicationFactor: s.replicationFactor, configs: s.configs } : {},
+      );
+      prepared.set(connector, [heartbeatTopic]);
     },
     async close() {
       await Promise.all([...senders].map((s) => s.close().catch(() => {})));

@@ -1,14 +1,66 @@
 import { Command } from 'commander';
 import { describeFailure, runStandalone, type StandaloneWorker } from './standalone.js';
 
+const DOCS =
+  'README.md in the package (node_modules/tributary/README.md); REST API and error codes: docs/rest.md, docs/errors.md of the source';
+
 const program = new Command();
-program.name('tributary').description('Run Kafka source connectors written with Tributary.').version('0.1.0');
+program
+  .name('tributary')
+  .description('Run Kafka source connectors written with Tributary, as Kafka Connect runs its connectors.')
+  .version('0.1.0')
+  .addHelpText(
+    'after',
+    `
+Example:
+  tributary standalone worker.properties connector.properties
+
+  With no bootstrap.servers in worker.properties, records are written to stdout as JSON lines
+  and offsets to .tributary/offsets.json, so a connector runs with no Kafka at all.
+
+Run "tributary standalone --help" for the settings.
+Docs: ${DOCS}`,
+  );
 
 program
   .command('standalone')
-  .description('Run connectors in one process. Without bootstrap.servers, records go to stdout as JSON lines.')
+  .summary('run connectors in one process (as connect-standalone)')
+  .description(
+    "Run connectors in one process, as Kafka Connect's connect-standalone. Without bootstrap.servers, records go to stdout as JSON lines.",
+  )
   .argument('<worker-config>', 'worker config (.properties or .json)')
-  .argument('<connector-configs...>', 'one or more connector configs (.properties or .json)')
+  .argument(
+    '[connector-configs...]',
+    'connector configs (.properties or .json); none starts an empty worker that takes connectors over REST',
+  )
+  .addHelpText(
+    'after',
+    `
+Main worker settings (worker-config):
+  bootstrap.servers          Kafka brokers, host:port[,...]; unset: the embedded sink (JSON lines, no Kafka)
+  embedded.output            without Kafka: stdout (default) or a directory, one <topic>.jsonl per topic
+  offset.storage.file.filename  offsets file (default .tributary/offsets.json without Kafka)
+  offset.storage.topic       offsets topic with Kafka (default connect-offsets)
+  offset.flush.interval.ms   how often offsets are committed (default 60000)
+  listeners                  REST API address (default http://127.0.0.1:8083; empty turns it off)
+  log.level                  trace, debug, info (default), warn, error, fatal or silent
+  log.format                 pretty (default on a terminal) or json (default otherwise)
+
+Main connector settings (connector-configs):
+  name, connector.class      unique name; the connector module, e.g. ./dist/index.js#MyConnector
+  tasks.max                  the most tasks (default 1)
+  heartbeat.interval.ms      heartbeat records every N ms (default 0: off)
+
+Examples:
+  tributary standalone worker.properties connector.properties
+  tributary standalone worker.properties                    # empty worker; then:
+  curl -X POST -H 'Content-Type: application/json' --data @connector.json http://127.0.0.1:8083/connectors
+
+A connector.class that is a .ts file needs a TypeScript loader: build it first (npm run build),
+or run the CLI through tsx (npx tsx node_modules/tributary/dist/cli/main.js standalone ...).
+
+Docs: ${DOCS}`,
+  )
   .action(async (workerConfig: string, connectorConfigs: string[]) => {
     // Signals are handled from the first moment: one during start-up (REST listening, the
     // first connectors streaming) stops gracefully too, instead of Node's default exit 143.
@@ -38,7 +90,7 @@ program
     try {
       worker = await runStandalone({
         workerConfigPath: workerConfig,
-        connectorConfigPaths: connectorConfigs,
+        connectorConfigPaths: connectorConfigs ?? [],
         signal: startup.signal,
         processGuards: true,
       });

@@ -1,7 +1,8 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
-import { isTributaryError } from '../api/errors.js';
+import { ConfigError, isTributaryError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
@@ -15,7 +16,9 @@ import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { readConnectorFile, readWorkerConfig } from './config-files.js';
 import { kafkaAdapters } from './kafka-adapters.js';
+import { createCliLogger, resolveLogSettings } from './log-output.js';
 import { installProcessGuards } from './process-guards.js';
+import { checkWorkerKeys } from './worker-keys.js';
 
 /** The offsets file of a standalone worker that names none. */
 export const DEFAULT_OFFSETS_FILE = '.tributary/offsets.json';
@@ -23,8 +26,9 @@ export const DEFAULT_OFFSETS_FILE = '.tributary/offsets.json';
 /** Options of {@link runStandalone}. */
 export interface StandaloneOptions {
   readonly workerConfigPath: string;
+  /** Connector files to create at start; none starts an empty worker (connectors then come over REST). */
   readonly connectorConfigPaths: readonly string[];
-  /** Where logs go; default: pino on stderr. */
+  /** Where logs go; default: pino on stderr, as `log.level` and `log.format` say. */
   readonly logger?: Logger;
   /** Where embedded records go when `embedded.output` is `stdout` (the default). */
   readonly stdout?: NodeJS.WritableStream;
@@ -58,16 +62,18 @@ export type StandaloneWorker = Worker & {
  */
 export async function runStandalone(options: StandaloneOptions): Promise<StandaloneWorker> {
   // `${provider:path:key}` in the worker config resolve through the providers it defines.
-  const { config, providers } = resolveWorkerConfig(await readWorkerConfig(options.workerConfigPath));
-  const restOptions = await resolveRestOptions(config);
-  const logger =
-    options.logger ??
-    (pino(
-      { level: config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL ?? 'info', base: undefined },
-      pino.destination({ fd: 2, sync: true }),
-    ) as unknown as Logger);
+  const where = `worker config ${options.workerConfigPath}`;
+  const raw = await readWorkerConfig(options.workerConfigPath);
+  const keyWarnings = checkWorkerKeys(raw, options.workerConfigPath);
+  const { config, providers } = await inFile(where, async () => resolveWorkerConfig(raw));
+  const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
+  const restOptions = await inFile(where, () => resolveRestOptions(config));
+  // sonic-boom, as pino's own destination: synchronous, and it retries a pipe that is full (EAGAIN).
+  const stderr = options.logger ? undefined : pino.destination({ fd: 2, sync: true });
+  const logger = options.logger ?? createCliLogger(logSettings, (line) => stderr?.write(line));
+  for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
-  const kafka = config['bootstrap.servers'] ? kafkaAdapters(config, logger) : undefined;
+  const kafka = config['bootstrap.servers'] ? await inFile(where, async () => kafkaAdapters(config, logger)) : undefined;
   const uninstallProcessGuards = options.processGuards ? installProcessGuards(logger) : () => {};
   const uninstallGuard = kafka
     ? installKafkajsRejectionGuard((err) =>
@@ -79,7 +85,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     config,
     logger,
     configProviders: providers,
-    ...(kafka ?? embeddedAdapters(config, options)),
+    ...(kafka ?? embeddedAdapters(config, options, where)),
     close: async () => {
       await rest?.close();
       await kafka?.close();
@@ -99,7 +105,24 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     }
     for (const c of connectors) {
       if (aborted()) break;
-      await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
+      try {
+        await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
+      } catch (e) {
+        // Name the file: the worker only knows the connector's name.
+        if (e instanceof ConfigError) throw new ConfigError(`connector config ${c.file} (connector '${c.name}')`, e.problems);
+        if (isTributaryError(e) && e.code === 'OFFSET_DECODE') {
+          throw new TributaryError('OFFSET_DECODE', `${e.message} (offsets of connector config ${c.file})`, { cause: e });
+        }
+        throw e;
+      }
+    }
+    if (connectors.length === 0) {
+      logger.info(
+        { event: 'worker.empty' },
+        rest
+          ? `no connector files given: the worker runs no connector until one is created with POST ${rest.url}/connectors`
+          : 'no connector files given and the REST API is off (listeners=): the worker has nothing to run',
+      );
     }
   } catch (e) {
     // The start failure is what the user must see; a stop failure on top of it is logged.
@@ -114,6 +137,19 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     await worker.stop();
   }
   return Object.assign(worker, { rest });
+}
+
+/** Runs `read`; a config error it raises names the file (`worker config w.properties: ...`). */
+async function inFile<T>(where: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof ConfigError && !e.message.includes(where)) {
+      const what = e.message.replace(/^Invalid (.*?): .*$/s, '$1');
+      throw new ConfigError(`${where} (${what})`, e.problems);
+    }
+    throw e;
+  }
 }
 
 /** The Kafka cluster id for `GET /`, asked once it is first wanted and kept; null while the cluster cannot be reached. */
@@ -147,8 +183,17 @@ function kafkaClusterId(bootstrapServers: string, security: KafkajsSecurityOptio
 function embeddedAdapters(
   config: Record<string, string>,
   options: StandaloneOptions,
+  where: string,
 ): Pick<WorkerOptions, 'offsetStore' | 'createSender'> {
   const output = config['embedded.output'] ?? 'stdout';
+  if (output !== 'stdout') {
+    const found = statSync(resolve(output), { throwIfNoEntry: false });
+    if (found && !found.isDirectory()) {
+      throw new ConfigError(where, [
+        `embedded.output: "${output}" is a file, not a directory; give a directory (one <topic>.jsonl file per topic is written there) or stdout`,
+      ]);
+    }
+  }
   const sink = new JsonLinesSender(
     output === 'stdout'
       ? { stream: (options.stdout ?? process.stdout) as NodeJS.WritableStream & import('node:stream').Writable }

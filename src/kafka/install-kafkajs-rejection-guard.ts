@@ -26,8 +26,13 @@ import { isKafkajsError } from './kafkajs-errors.js';
  *
  * @example
  * ```ts
+ * import type { Logger } from 'tributary';
+ * import type { Worker } from 'tributary/runtime';
+ *
+ * declare const log: Logger;
+ * declare const worker: Worker;
  * const uninstall = installKafkajsRejectionGuard((e) => log.warn({ err: e }, 'kafkajs rejection'));
- * try { await worker.run(); } finally { uninstall(); }
+ * try { await worker.start(); } finally { uninstall(); }
  * ```
  */
 export function installKafkajsRejectionGuard(onError: (error: Error) => void): () => void {

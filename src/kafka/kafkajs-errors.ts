@@ -23,7 +23,8 @@ const TRANSIENT_NAMES = new Set([
  * @param e Anything thrown or rejected.
  * @example
  * ```ts
- * if (isKafkajsError(reason)) log.warn(reason.message);
+ * declare const reason: unknown; // what a kafkajs call rejected with
+ * if (isKafkajsError(reason)) console.warn(reason.message);
  * ```
  */
 export function isKafkajsError(e: unknown): e is Error {

@@ -198,11 +198,17 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  *
  * @example
  * ```ts
- * const config = resolveProducerConfig(workerConfig, connectorConfig, { task: 0 });
+ * import { Kafka } from 'kafkajs';
+ * import { kafkajsClientOptions, resolveProducerConfig } from './producer-config.js';
+ *
+ * const config = resolveProducerConfig({ 'producer.linger.ms': '5' }, { name: 'orders' }, { task: 0 });
  * const kafka = new Kafka({ brokers: ['127.0.0.1:9092'], ...kafkajsClientOptions(config) });
  * const sender = new KafkajsSender({ kafka, config });
  * await sender.connect();
- * sender.send({ topic: 'orders', key: null, value: Buffer.from('{}') }, (err, md) => { ... });
+ * sender.send({ topic: 'orders', key: null, value: Buffer.from('{}') }, (err, md) => {
+ *   if (err) console.error(err);
+ *   else console.log(md?.offset);
+ * });
  * await sender.flush();
  * await sender.close();
  * ```
@@ -916,6 +922,9 @@ export class KafkajsSender implements RecordSender {
  *
  * @example
  * ```ts
+ * import { resolveProducerConfig } from './producer-config.js';
+ *
+ * const config = resolveProducerConfig({}, { name: 'orders' }, { task: 0 });
  * const sender = await createKafkajsSender({ kafka: { brokers: ['127.0.0.1:9092'] }, config });
  * ```
  */

@@ -385,6 +385,9 @@ export interface KafkajsClientOptions {
  *
  * @example
  * ```ts
+ * import { Kafka } from 'kafkajs';
+ *
+ * const config = resolveProducerConfig({}, { name: 'orders' }, { task: 0 });
  * const kafka = new Kafka({ brokers: ['127.0.0.1:9092'], ...kafkajsClientOptions(config) });
  * ```
  */

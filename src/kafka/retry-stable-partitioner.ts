@@ -15,6 +15,9 @@ import { type ICustomPartitioner, Partitioners } from 'kafkajs';
  *
  * @example
  * ```ts
+ * import { Kafka } from 'kafkajs';
+ *
+ * const kafka = new Kafka({ brokers: ['127.0.0.1:9092'] });
  * const producer = kafka.producer({ createPartitioner: retryStablePartitioner });
  * ```
  */

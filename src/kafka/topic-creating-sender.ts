@@ -12,11 +12,18 @@ export class TopicCreatingSender implements RecordSender {
   private readonly ready = new Set<string>();
   private readonly waiting = new Map<string, Array<[OutgoingRecord, SendCallback]>>();
 
+  /**
+   * @param ready Topics already made sure of for this connector (its heartbeat topic, created
+   *   at connector start with these same settings), so they are not created a second time.
+   */
   constructor(
     private readonly inner: RecordSender,
-    private readonly admin: TopicAdmin,
+    private readonly admin: Pick<TopicAdmin, 'ensureTopics'>,
     private readonly settings: TopicCreationSettings,
-  ) {}
+    ready: Iterable<string> = [],
+  ) {
+    for (const topic of ready) this.ready.add(topic);
+  }
 
   send(record: OutgoingRecord, onDone: SendCallback): void {
     if (this.ready.has(record.topic)) {

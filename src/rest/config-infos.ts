@@ -50,10 +50,17 @@ export function configInfosJson(v: ConfigValidation): ConfigInfosJson {
         const n = (order.get(k.group ?? '') ?? 0) + 1;
         order.set(k.group ?? '', n);
         definition = configKeyInfoJson(k.name, k.definition, k.group ?? null, k.defaultValue, n, k.secret);
+      } else if (k.warnings.length > 0) {
+        // A key nothing declares: say so where a client shows a key's documentation.
+        definition = { ...configKeyInfoJson(k.name, unknownKey(k.warnings), null, '', 0), importance: 'LOW' };
       }
       return { definition, value: configValueInfoJson(k) };
     }),
   };
+}
+
+function unknownKey(warnings: readonly string[]): ConfigKey<unknown> {
+  return { type: configTypes.string as t.Type<unknown, unknown, unknown>, description: warnings.join('; ') };
 }
 
 /** Kafka Connect's ConfigKeyInfo of one declared key. Keys without a default are required and HIGH importance. */

@@ -24,6 +24,10 @@ export interface RestAppContext {
  *
  * @example
  * ```ts
+ * import type { Worker } from 'tributary/runtime';
+ * import { resolveRestOptions } from './rest-options.js';
+ *
+ * declare const worker: Worker;
  * const app = createRestApp(worker, (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' }))!);
  * const res = await app.inject({ method: 'GET', url: '/connectors' });
  * ```

@@ -13,6 +13,14 @@ import type { RestOptions } from './rest-options.js';
  *
  * @example
  * ```ts
+ * import type { Logger } from 'tributary';
+ * import type { Worker } from 'tributary/runtime';
+ * import { resolveRestOptions } from './rest-options.js';
+ *
+ * declare const worker: Worker;
+ * declare const workerConfig: Record<string, string>;
+ * declare const logger: Logger;
+ *
  * const options = await resolveRestOptions(workerConfig); // undefined when `listeners=` is empty
  * const rest = options && (await RestServer.start(worker, options, { logger }));
  * // ... later

@@ -3,6 +3,7 @@ import { configTypes, defineConfig } from '../api/config-def.js';
 import { OffsetDecodeError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
+import { CONNECTOR_RUNTIME_KEYS, checkKeys, editDistance, maxTypoEdits, mergeKnownKeys } from './config-keys.js';
 import type { OffsetEntry } from './ports.js';
 import { connectorTaskConfig, resolveTaskSettings, workerTaskConfig } from './task-settings.js';
 
@@ -28,22 +29,51 @@ const RUNTIME_KEYS = [
   'value.converter.schemas.enable',
 ];
 
-/** What {@link validateConnectorConfig} finds: the decoded connector config, or problems per key. */
-export type ValidatedConfig<C> = { ok: true; config: C; tasksMax: number } | { ok: false; problems: ConfigProblem[] };
+/** Worker settings that a connector config cannot set: an error that says they belong in the worker config. */
+const WORKER_ONLY_KEYS = [
+  'offset.flush.interval.ms',
+  'offset.flush.timeout.ms',
+  'task.shutdown.graceful.timeout.ms',
+  'task.poll.backoff.ms',
+];
+
+/**
+ * What {@link validateConnectorConfig} finds: the decoded connector config (with warnings about
+ * keys nothing reads), or problems per key.
+ */
+export type ValidatedConfig<C> =
+  | { ok: true; config: C; tasksMax: number; warnings: ConfigProblem[] }
+  | { ok: false; problems: ConfigProblem[]; warnings: ConfigProblem[] };
 
 /**
  * Validates a connector config: the runtime's keys (`name`, `connector.class`, `tasks.max`,
  * heartbeat and converter settings) and the connector's own, through its config definition.
- * Every problem names the key it is about.
+ * Every problem names the key it is about. A key one or two edits from a known key (the
+ * runtime's or the connector's own) is a problem naming the key it probably meant; a worker
+ * setting is a problem saying where it belongs; any other key nothing reads is a warning.
+ *
+ * @param where How messages name the config, e.g. `connector 'pg'` or `connector config pg.properties`.
  */
 export function validateConnectorConfig<C>(
   connector: SourceConnector<C>,
   raw: Readonly<Record<string, unknown>>,
   workerConfig: Readonly<Record<string, unknown>>,
+  where = `connector ${typeof raw.name === 'string' ? `'${raw.name}'` : 'config'}`,
 ): ValidatedConfig<C> {
   const runtime = runtimeConnectorConfig.parse(raw);
   const own = connector.config.parse(raw);
-  const problems: ConfigProblem[] = [...(runtime.ok ? [] : runtime.problems), ...(own.ok ? [] : own.problems)];
+  const keyCheck = checkKeys(
+    raw,
+    mergeKnownKeys({ keys: [...RUNTIME_KEYS, ...Object.keys(connector.config.keys)] }, CONNECTOR_RUNTIME_KEYS),
+    { where, misplaced: Object.fromEntries(WORKER_ONLY_KEYS.map((k) => [k, 'the worker config'])) },
+  );
+  const typos = keyCheck.errors;
+  const problems: ConfigProblem[] = [
+    ...(runtime.ok ? [] : runtime.problems),
+    ...(own.ok ? [] : own.problems.map((p) => withNearMiss(p, raw, typos))),
+    ...typos,
+  ];
+  const warnings = [...keyCheck.warnings];
   try {
     resolveTaskSettings(workerConfig, raw);
   } catch (e) {
@@ -51,8 +81,20 @@ export function validateConnectorConfig<C>(
       problems.push({ key: runtimeKeyIn(message), message });
     }
   }
-  if (!runtime.ok || !own.ok || problems.length > 0) return { ok: false, problems };
-  return { ok: true, config: own.value, tasksMax: runtime.value['tasks.max'] };
+  if (!runtime.ok || !own.ok || problems.length > 0) return { ok: false, problems, warnings };
+  return { ok: true, config: own.value, tasksMax: runtime.value['tasks.max'], warnings };
+}
+
+/** A "missing required" problem, with the given key that is a near miss of it (`tabel` for `table`). */
+function withNearMiss(
+  problem: ConfigProblem,
+  raw: Readonly<Record<string, unknown>>,
+  typos: readonly ConfigProblem[],
+): ConfigProblem {
+  if (raw[problem.key] !== undefined || !problem.message.startsWith('Missing required')) return problem;
+  const limit = maxTypoEdits(problem.key);
+  const near = typos.map((t) => t.key).find((k) => editDistance(k, problem.key, limit) <= limit);
+  return near === undefined ? problem : { key: problem.key, message: `${problem.message} ("${near}" was given: a typo?)` };
 }
 
 /** The longest runtime key named in a problem message (`''` when none is). */
@@ -78,6 +120,8 @@ export interface ConfigKeyReport {
   /** Whether the value must be masked. */
   readonly secret: boolean;
   readonly errors: readonly string[];
+  /** Why a key that is given but declared nowhere is ignored (not an error: the config still works). */
+  readonly warnings: readonly string[];
 }
 
 /** Every key of a connector config with its declaration, value and problems (for the validate endpoint). */
@@ -98,6 +142,7 @@ export function reportConnectorConfig(
 ): ConfigReport {
   const validated = validateConnectorConfig(connector, raw, workerConfig);
   const problems = validated.ok ? [] : validated.problems;
+  const warnings = validated.warnings;
   const passwords = connector.config.passwords;
   const reports: ConfigKeyReport[] = [];
   const seen = new Set<string>();
@@ -118,6 +163,7 @@ export function reportConnectorConfig(
       value: given ?? defaultValue,
       secret: isSecretKey(name, passwords),
       errors: problems.filter((p) => p.key === name).map((p) => p.message),
+      warnings: warnings.filter((p) => p.key === name).map((p) => p.message),
     });
   };
   for (const [name, key] of Object.entries(runtimeConnectorConfig.keys)) add(name, key, 'Common', key.default);
@@ -305,17 +351,17 @@ export async function validateOffsets<C>(
   const codec = new connector.taskClass().offsets;
   const typed: Array<OffsetChange<unknown, unknown>> = [];
   const entries: OffsetEntry[] = [];
-  const problems: string[] = [];
+  const bad: Array<{ partition: unknown; problems: string[] }> = [];
   offsets.forEach((entry, i) => {
     if (typeof entry !== 'object' || entry === null || !('partition' in entry) || !('offset' in entry)) {
-      problems.push(`offsets[${i}]: expected {"partition": {...}, "offset": {...} or null}`);
+      bad.push({ partition: undefined, problems: [`offsets[${i}]: expected {"partition": {...}, "offset": {...} or null}`] });
       return;
     }
     // Submitted by a person: a key the codec does not know is a typo, refused rather than stored.
     const p = codec.decodePartition(entry.partition, { exact: true });
     const o = entry.offset === null ? ({ ok: true, value: null } as const) : codec.decodeOffset(entry.offset, { exact: true });
-    if (!p.ok) problems.push(...p.problems.map((m) => `offsets[${i}].${m}`));
-    if (!o.ok) problems.push(...o.problems.map((m) => `offsets[${i}].${m}`));
+    const problems = [...(p.ok ? [] : p.problems), ...(o.ok ? [] : o.problems)].map((m) => `offsets[${i}].${m}`);
+    if (problems.length > 0) bad.push({ partition: entry.partition, problems });
     if (p.ok && o.ok) {
       typed.push({ partition: p.value, offset: o.value });
       entries.push({
@@ -324,7 +370,21 @@ export async function validateOffsets<C>(
       });
     }
   });
-  if (problems.length > 0) throw new OffsetDecodeError(name, 'offsets', problems);
+  const [first] = bad;
+  if (first !== undefined && bad.length === 1 && first.partition !== undefined) {
+    throw new OffsetDecodeError(name, first.partition, first.problems);
+  }
+  if (first !== undefined) {
+    // Several entries (or one without a partition): name each entry's partition in its problems.
+    throw new TributaryError(
+      'OFFSET_DECODE',
+      `Offsets of connector '${name}' do not decode: ${bad
+        .flatMap((b) =>
+          b.partition === undefined ? b.problems : b.problems.map((m) => `${m} (partition ${jsonOf(b.partition)})`),
+        )
+        .join('; ')}`,
+    );
+  }
   await confirmOffsets(name, connector, config, typed);
   return entries;
 }
@@ -370,4 +430,12 @@ async function confirmOffsets<C>(
       'OFFSET_REJECTED',
       `Connector '${name}' does not accept these offsets (its alterOffsets returned false)`,
     );
+}
+
+function jsonOf(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
 }

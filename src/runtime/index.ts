@@ -5,10 +5,11 @@
  */
 
 export { JsonLinesSender, type JsonLinesTarget } from '../embedded/json-lines-sender.js';
-export { type RestOptions, RestServer } from '../rest/index.js';
+export { type RestOptions, RestServer, resolveRestOptions } from '../rest/index.js';
 export { FileOffsetStore } from '../storage/file-offset-store.js';
 export { MemoryOffsetStore } from '../storage/memory-offset-store.js';
 export { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS } from '../transforms/index.js';
+export { type CheckKeysOptions, checkKeys, type KeyCheck, type KnownKeys, mergeKnownKeys } from './config-keys.js';
 export { bytesConverter, type Converter, type ConverterName, jsonConverter, stringConverter } from './converters.js';
 export type {
   OffsetEntry,

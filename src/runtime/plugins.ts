@@ -82,6 +82,13 @@ export async function loadConnectorClass(
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (e) {
+    if ((e as { code?: unknown }).code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(moduleSpec)) {
+      throw new TributaryError(
+        'PLUGIN_NOT_FOUND',
+        `connector.class "${spec}" is a TypeScript file, which Node cannot load by itself: build it and name the built .js file (e.g. npm run build, then ./dist/index.js#MyConnector), or run the worker through tsx (npx tsx node_modules/tributary/dist/cli/main.js standalone ...)`,
+        { cause: e },
+      );
+    }
     throw notFound(`failed to load: ${(e as Error).message}`, e);
   }
   if (exportName !== undefined) {

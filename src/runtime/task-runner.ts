@@ -108,6 +108,12 @@ export class TaskRunner<P, O, C> {
   private lastTopic: string | undefined;
   private flushing: Promise<boolean> | undefined;
   private storeWrite: Promise<unknown> | undefined;
+  /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
+  private readonly committed = new Map<string, string>();
+  /** Set while the final flush of a stop runs: it logs its own line, and a failure then is not retried. */
+  private finalFlush = false;
+  /** Partitions whose offset the last successful flush changed. */
+  private lastFlushChanged = 0;
 
   private stopping = false;
   private starting: Promise<void> | undefined;
@@ -120,8 +126,6 @@ export class TaskRunner<P, O, C> {
   private wakeLoop: (() => void) | undefined;
   private wakeDrained: (() => void) | undefined;
   private shutdown: Promise<void> | undefined;
-  /** Set while the final flush of a stop runs: a failure then is not retried. */
-  private finalFlush = false;
   private finalFlushFailure: TributaryError | undefined;
   /** The sender's last stall report, while Kafka does not acknowledge records. */
   private stall: SenderStall | undefined;
@@ -233,7 +237,13 @@ export class TaskRunner<P, O, C> {
     }
     if (this.stopping) return;
     this.setStatus({ state: this.options.startPaused ? 'PAUSED' : 'RUNNING' });
-    this.log.info({ event: 'task.started' }, 'task started');
+    if (stored.size <= 10_000) for (const [key, entry] of stored) this.committed.set(key, canonicalJson(entry.offset));
+    this.log.info(
+      { event: 'task.started', committedOffsets: stored.size },
+      stored.size === 0
+        ? 'task started with no committed offsets: the task starts from its beginning'
+        : `task started, resuming from ${stored.size} committed offset${stored.size === 1 ? '' : 's'}`,
+    );
     this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
     // heartbeats() fails the task on an error itself; the handler keeps RxJS from rethrowing it
     // outside the task, where it would end the process.
@@ -851,10 +861,21 @@ export class TaskRunner<P, O, C> {
       );
       return false;
     }
-    this.log.info(
-      { event: 'offsets.committed', count: entries.length, offsets: entries.length > 10 ? entries.slice(0, 10) : entries },
-      'offsets committed',
-    );
+    const changed = entries.filter((e) => {
+      const key = canonicalJson(e.partition);
+      const value = e.offset === null ? 'null' : canonicalJson(e.offset);
+      if (this.committed.get(key) === value) return false;
+      // Only for the log line: a source with a partition per entity must not grow this without
+      // bound (at worst, unchanged offsets are logged once more after a clear).
+      if (this.committed.size >= 10_000) this.committed.clear();
+      this.committed.set(key, value);
+      return true;
+    });
+    this.lastFlushChanged = changed.length;
+    // A heartbeat that carries the same offset again is written, but is not news.
+    const fields = { event: 'offsets.committed', count: changed.length, offsets: changed.slice(0, 10) };
+    if (changed.length > 0 && !this.finalFlush) this.log.info(fields, 'offsets committed');
+    else this.log.debug({ ...fields, unchanged: entries.length - changed.length }, 'offsets committed');
     this.listener.offsetsFlushed?.(entries);
     await this.commitHook(toFlush.values());
     return true;
@@ -985,10 +1006,21 @@ export class TaskRunner<P, O, C> {
     if (this.taskStarted) {
       while (this.flushing) await this.flushing;
       this.finalFlush = true;
+      this.lastFlushChanged = 0;
+      let flushed = false;
       try {
-        await this.flushNow();
+        flushed = await this.flushNow();
       } finally {
         this.finalFlush = false;
+      }
+      if (flushed) {
+        const n = this.lastFlushChanged;
+        this.log.info(
+          { event: 'offsets.flushed.final', count: n },
+          n === 0
+            ? 'final offset flush: nothing new to commit'
+            : `final offset flush: ${n} offset${n === 1 ? '' : 's'} committed`,
+        );
       }
     }
     this.transforms.close((alias, err) =>

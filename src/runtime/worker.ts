@@ -594,13 +594,20 @@ export class Worker {
   private readonly operatorClasses = new Set<string>();
   private readonly loadTransform: TransformPluginLoader;
   private readonly providers: ConfigProviders;
+  /** Classes loaded by any `connector.class` (module paths too), with the first spec that loaded each. */
+  private readonly loaded = new Map<SourceConnectorClass, string>();
   private stopping = false;
   private stopped: Promise<void> | undefined;
 
   constructor(readonly options: WorkerOptions) {
     this.log = options.logger ?? silentLogger;
     const locations = pluginLocations(options.config);
-    this.loadConnector = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
+    const load = options.loadConnector ?? ((spec) => loadConnectorClass(spec, locations));
+    this.loadConnector = async (spec) => {
+      const cls = await load(spec);
+      if (!this.loaded.has(cls)) this.loaded.set(cls, spec);
+      return cls;
+    };
     this.listPlugins = options.listPlugins ?? (() => discoverPlugins(locations, this.log));
     this.loadTransform = options.loadTransform ?? moduleTransformLoader(locations.baseDir);
     this.providers = options.configProviders ?? configProviders(options.config);
@@ -883,12 +890,32 @@ export class Worker {
    * The connector plugins this worker found in `plugin.path` and the installed packages, listed
    * once, at {@link Worker.start} (or at the first call after a listing that failed).
    */
-  plugins(): Promise<PluginDescriptor[]> {
+  private listedPlugins(): Promise<PluginDescriptor[]> {
     this.pluginList ??= this.listPlugins().catch((e: unknown) => {
       this.pluginList = undefined;
       throw e;
     });
     return this.pluginList;
+  }
+
+  /**
+   * The connector plugins this worker can load: those listed at start, and the classes it has
+   * loaded by a module path the operator gave (`./dist/x.js#X`).
+   */
+  async plugins(): Promise<PluginDescriptor[]> {
+    const found = [...(await this.listedPlugins())];
+    const known = new Set(found.map((p) => p.connectorClass));
+    for (const [connectorClass, className] of this.loaded) {
+      if (known.has(connectorClass)) continue;
+      let version = '0.0.0';
+      try {
+        version = new connectorClass().version;
+      } catch {
+        // A constructor that throws is reported when the connector is created, not here.
+      }
+      found.push({ className, version, connectorClass });
+    }
+    return found;
   }
 
   /** Loads a `connector.class` value (PLUGIN_NOT_FOUND when it cannot, or when `pluginAccess` does not allow it). */
@@ -1021,7 +1048,8 @@ export class Worker {
       );
     const connectorClass = await this.loadClass(String(full['connector.class'] ?? ''), pluginAccess);
     const probe = new connectorClass();
-    const validated = validateConnectorConfig(probe, full, this.options.config);
+    const validated = validateConnectorConfig(probe, full, this.options.config, `connector '${name}'`);
+    for (const w of validated.warnings) this.log.warn({ event: 'config.unknown.key', connector: name, key: w.key }, w.message);
     const transforms = await prepareTransforms(full, this.loadTransform);
     if (!validated.ok || !transforms.ok)
       throw new ConfigError(`config of connector '${name}'`, [
@@ -1153,6 +1181,7 @@ function withProblems(report: ConfigReport, problems: readonly ConfigProblem[]):
       value: undefined,
       secret: false,
       errors: problems.filter((q) => q.key === p.key).map((q) => q.message),
+      warnings: [],
     });
   }
   return { keys, errorCount: report.errorCount + problems.length };

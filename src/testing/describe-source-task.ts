@@ -107,7 +107,8 @@ export interface SourceTaskContractOptions<P, O, C> {
  * @param options - configs and what the checks need; see {@link SourceTaskContractOptions}
  *
  * @example
- * ```ts
+ * A test file of the connector's project (a fragment: it imports the connector's own code):
+ * ```ts fragment
  * import { describeSourceTask } from 'tributary/testing';
  * import { DatagenConnector, DatagenTask } from '../src/index.js';
  *

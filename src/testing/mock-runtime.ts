@@ -82,15 +82,33 @@ type TaskFactory<P, O, C> = (new () => SourceTask<P, O, C>) | (() => SourceTask<
  *
  * @example
  * ```ts
- * const run = await MockRuntime.start(CounterTask, {
- *   config: { topic: 'counts' },
- *   connectorConfig: { 'heartbeat.interval.ms': 1000 },
+ * import * as t from 'io-ts';
+ * import { EMPTY, of } from 'rxjs';
+ * import { offsetCodec, SourceTask } from 'tributary';
+ * import { expect, it } from 'vitest';
+ *
+ * class CounterTask extends SourceTask<{ id: string }, { n: number }, { topic: string }> {
+ *   readonly offsets = offsetCodec({ partition: t.type({ id: t.string }), offset: t.type({ n: t.number }) });
+ *   private n = 0;
+ *   private topic = '';
+ *   start(config: { topic: string }) {
+ *     this.topic = config.topic;
+ *   }
+ *   poll() {
+ *     if (this.n === 5) return EMPTY;
+ *     const n = ++this.n;
+ *     return of({ sourcePartition: { id: 'counter' }, sourceOffset: { n }, topic: this.topic, value: { n } });
+ *   }
+ * }
+ *
+ * it('commits the offset of the last record written', async () => {
+ *   const run = await MockRuntime.start(CounterTask, { config: { topic: 'counts' } });
+ *   await run.advanceBy('1m');
+ *   expect(run.records('counts')).toHaveLength(5);
+ *   await run.flush();
+ *   expect(await run.committedOffset({ id: 'counter' })).toEqual({ n: 5 });
+ *   await run.stop();
  * });
- * await run.advanceBy('1m');
- * expect(run.records('counts').length).toBeGreaterThan(0);
- * await run.flush();
- * expect(run.committedOffset({ id: 'counter' })).toEqual({ n: run.records('counts').length });
- * await run.stop();
  * ```
  */
 export class MockRuntime<P, O, C> {
@@ -185,6 +203,7 @@ export class MockRuntime<P, O, C> {
    *
    * @example
    * ```ts
+   * declare const run: MockRuntime<unknown, unknown, unknown>;
    * await run.advanceUntil(() => run.records('orders').length === 3, { what: 'three order changes' });
    * ```
    */

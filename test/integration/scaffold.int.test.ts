@@ -4,12 +4,12 @@
  * prepack copies the templates in), scaffolds each template with the packed create-tributary,
  * installs it with the Tributary tarball (one `npm install` per template; everything else from
  * the npm registry, through the shared npm cache) and runs the project's tests, typecheck and
- * build; the push-heartbeat project, which needs nothing outside, also runs through the installed
- * `tributary standalone` command. Slow (about 30 s on a warm npm cache, more on a cold one),
+ * build; both projects also run through the installed `tributary standalone` command, as their
+ * READMEs say, and the install must not warn EBADENGINE on Node 20. Slow (about 30 s on a warm npm cache, more on a cold one),
  * hence the integration project. Needs the npm registry; no broker.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,14 +23,14 @@ const TEMPLATE_TIMEOUT_MS = 420_000;
 const childEnv: NodeJS.ProcessEnv = { ...process.env, CI: 'true', NO_COLOR: '1' };
 delete childEnv.FORCE_COLOR;
 
-/** Runs a command; rejects with its output's tail when it exits non-zero. */
-function sh(command: string, args: string[], cwd: string): Promise<string> {
+/** Runs a command; resolves with its stdout (with `both`, stdout and stderr), rejects with its output's tail when it exits non-zero. */
+function sh(command: string, args: string[], cwd: string, both = false): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(command, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: childEnv }, (error, stdout, stderr) => {
       if (error) {
         const tail = `${stdout}\n${stderr}`.trim().split('\n').slice(-40).join('\n');
         reject(new Error(`${command} ${args.join(' ')} (in ${cwd}) failed: ${error.message}\n${tail}`));
-      } else resolve(stdout);
+      } else resolve(both ? `${stdout}\n${stderr}` : stdout);
     });
   });
 }
@@ -51,10 +51,35 @@ async function tarballIn(dir: string, prefix: string): Promise<string> {
 }
 
 /**
- * Runs the generated push-heartbeat connector with its own worker.properties through the
- * installed `tributary` command until a heartbeat is printed, then stops it with SIGINT.
+ * Runs `tributary standalone worker.properties <connector file>` with the installed command in
+ * the generated project until `until` is printed on stdout (or it exits), then stops it with
+ * SIGINT; resolves with its exit code and output.
  */
-async function runStandalone(project: string): Promise<void> {
+async function runTributary(
+  project: string,
+  connectorFile: string,
+  until: string,
+): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(join(project, 'node_modules', '.bin', 'tributary'), ['standalone', 'worker.properties', connectorFile], {
+    cwd: project,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  while (!out.includes(until) && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGINT');
+  return { code: await exited, out, err };
+}
+
+/** The generated push-heartbeat connector, run until a heartbeat is printed. */
+async function runPushHeartbeat(project: string): Promise<void> {
   await writeFile(
     join(project, 'fast.properties'),
     [
@@ -67,32 +92,42 @@ async function runStandalone(project: string): Promise<void> {
       'heartbeat.topic=beats',
     ].join('\n'),
   );
-  const child = spawn(
-    join(project, 'node_modules', '.bin', 'tributary'),
-    ['standalone', 'worker.properties', 'fast.properties'],
-    {
-      cwd: project,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
-  while (!out.includes('"topic":"beats"') && child.exitCode === null && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGINT');
-  expect(await exited, `tributary standalone failed:\n${err}`).toBe(0);
+  const { code, out, err } = await runTributary(project, 'fast.properties', '"topic":"beats"');
+  expect(code, `tributary standalone failed:\n${err}`).toBe(0);
   const topics = out
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line).topic);
   expect(topics.slice(0, 3)).toEqual(['changes', 'changes', 'changes']);
   expect(topics).toContain('beats');
+}
+
+/**
+ * The generated basic-poll project, run exactly as its README says (its own connector.properties,
+ * whose url is the built-in demo source), until items are printed; then a .ts connector.class,
+ * which the built command cannot load, gets a message that says how to run it.
+ */
+async function runBasicPoll(project: string): Promise<void> {
+  const { code, out, err } = await runTributary(project, 'connector.properties', '"id":3');
+  expect(code, `tributary standalone failed:\n${err}`).toBe(0);
+  const items = out
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  expect(items.slice(0, 3).map((r) => [r.topic, r.value.id])).toEqual([
+    ['items', 1],
+    ['items', 2],
+    ['items', 3],
+  ]);
+  expect(err).toContain('final offset flush');
+  await writeFile(
+    join(project, 'ts.properties'),
+    ['name=ts', 'connector.class=./src/index.ts#ItemsConnector', 'url=demo:items', 'topic=items'].join('\n'),
+  );
+  const ts = await runTributary(project, 'ts.properties', '"topic"');
+  expect(ts.code).toBe(1);
+  expect(ts.err).toContain('is a TypeScript file, which Node cannot load by itself: build it and name the built .js file');
+  expect(ts.err).not.toContain('ERR_UNKNOWN_FILE_EXTENSION');
 }
 
 describe('npm create tributary, outside the repository', () => {
@@ -128,19 +163,47 @@ describe('npm create tributary, outside the repository', () => {
         await sh(process.execPath, [createBin, 'my-conn', '--template', template, '--yes'], parent);
         const project = join(parent, 'my-conn');
         expect(await readdir(project)).toContain('.gitignore');
-        await timed(`${template}: npm install`, () =>
-          sh('npm', ['install', tributaryTarball, '--no-audit', '--no-fund', '--prefer-offline'], project),
+        const install = await timed(`${template}: npm install`, () =>
+          sh('npm', ['install', tributaryTarball, '--no-audit', '--no-fund', '--prefer-offline'], project, true),
         );
+        // Node 20 is the supported minimum: nothing installed may want a newer Node (cookie@2 did).
+        expect(install).not.toContain('EBADENGINE');
         const tests = await timed(`${template}: npm test`, () => sh('npm', ['test'], project));
         expect(tests).toMatch(/Tests\s+\d+ passed/);
         expect(tests).not.toMatch(/failed/);
         await timed(`${template}: npm run typecheck`, () => sh('npm', ['run', 'typecheck'], project));
         await timed(`${template}: npm run build`, () => sh('npm', ['run', 'build'], project));
         expect(await readdir(join(project, 'dist'))).toContain('index.js');
-        // The simulated source needs nothing outside: run it with the installed tributary command.
-        if (template === 'push-heartbeat') await timed(`${template}: tributary standalone`, () => runStandalone(project));
+        // Both need nothing outside: run them with the installed tributary command.
+        if (template === 'push-heartbeat') await timed(`${template}: tributary standalone`, () => runPushHeartbeat(project));
+        if (template === 'basic-poll') await timed(`${template}: tributary standalone`, () => runBasicPoll(project));
       },
       TEMPLATE_TIMEOUT_MS,
     );
   }
+
+  it(
+    "scaffolds from a clone with npm run create:local, wired to the clone's build, and its tests pass",
+    async () => {
+      const parent = join(work, 'local');
+      await mkdir(parent);
+      // As the README says: in the folder where the project goes, npm --prefix <clone> run create:local.
+      await timed('create:local', () =>
+        sh(
+          'npm',
+          ['--prefix', root, 'run', '-s', 'create:local', '--', 'local-conn', '--template', 'push-heartbeat', '--yes'],
+          parent,
+        ),
+      );
+      const project = join(parent, 'local-conn');
+      const pkg = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
+      expect(pkg.dependencies.tributary).toMatch(/^file:.*\.tributary\/local-pack\/tributary-[\d.]+\.tgz$/);
+      await timed('create:local: npm install', () =>
+        sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], project),
+      );
+      const tests = await timed('create:local: npm test', () => sh('npm', ['test'], project));
+      expect(tests).toMatch(/Tests\s+\d+ passed/);
+    },
+    TEMPLATE_TIMEOUT_MS,
+  );
 });

@@ -137,7 +137,7 @@ describe('tributary standalone on the embedded default', () => {
     await writeFile(join(dir, 'c.properties'), 'name=c\nconnector.class=./examples/datagen/src/index.ts\nrate=fast\n');
     const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')]);
     expect(await run.exited).toBe(1);
-    expect(run.stderr()).toContain("CONFIG_INVALID: Invalid config of connector 'c'");
+    expect(run.stderr()).toContain(`CONFIG_INVALID: Invalid connector config ${join(dir, 'c.properties')} (connector 'c')`);
     expect(run.stderr()).toContain('Missing required configuration "topic"');
     expect(run.stderr()).toContain('rate: expected integer >= 0, got "fast"');
   }, 30_000);

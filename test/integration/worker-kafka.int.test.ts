@@ -83,6 +83,49 @@ describeKafka('standalone worker on a real broker', () => {
     }
   });
 
+  it('creates the heartbeat topic once, with the topic.creation settings that apply, and logs no topic creation error', async () => {
+    const bootstrap = requireKafkaBootstrap();
+    const [data, beats] = [uniqueTopic('hb-data'), uniqueTopic('hb-beats')];
+    const lines: Array<{ level: string; message: string | undefined; fields: object }> = [];
+    const recording = (level: string) => (fields: object, message?: string) => lines.push({ level, message, fields });
+    const logger = {
+      debug: recording('debug'),
+      info: recording('info'),
+      warn: recording('warn'),
+      error: recording('error'),
+      child: () => logger,
+    };
+    const setup = await files({ 'bootstrap.servers': bootstrap, 'offset.storage.topic': uniqueTopic('offsets') }, [
+      {
+        name: 'hb',
+        'connector.class': `${fixture}#FixtureConnector`,
+        topic: data,
+        count: '3',
+        'heartbeat.interval.ms': '200',
+        'heartbeat.topic': beats,
+        'topic.creation.default.partitions': '3',
+        'topic.creation.default.replication.factor': '1',
+      },
+    ]);
+    const worker = await runStandalone({ ...setup, logger });
+    try {
+      await consumeAll(beats, 2);
+    } finally {
+      await worker.stop();
+    }
+    const admin = new TopicAdmin(testKafka());
+    try {
+      expect(await admin.partitionCount(beats)).toBe(3);
+      expect(await admin.partitionCount(data)).toBe(3);
+    } finally {
+      await admin.close();
+    }
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain('Topic creation errors');
+    expect(text).not.toContain('TOPIC_ALREADY_EXISTS');
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+  });
+
   it("commits offsets to the offsets topic in Kafka Connect's format once the records are in Kafka", async () => {
     const bootstrap = requireKafkaBootstrap();
     const topic = uniqueTopic('fixture');

@@ -89,3 +89,35 @@ describe('connector files', () => {
     expect((await readConnectorFile(join(dir, 'ok.properties'))).name).toBe('café');
   });
 });
+
+describe('connector and worker file errors', () => {
+  it('says what the REST API says when "config" is a list', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const path = join(dir, 'c.json');
+    await writeFile(path, JSON.stringify({ name: 'c', config: [{ 'connector.class': 'x' }] }));
+    await expect(readConnectorFile(path)).rejects.toThrow(
+      `Invalid connector config ${path}: Config must be a JSON object {"key": "value", ...}, got a list`,
+    );
+  });
+
+  it('gives the line and column of a JSON syntax error, with the line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const path = join(dir, 'c.json');
+    await writeFile(path, '{\n  "name": "c",\n  "config": {"connector.class": "x",}\n}\n');
+    const error = await readConnectorFile(path).catch((e: Error) => e);
+    expect((error as Error).message).toContain(`Invalid JSON file ${path}: line 3, column 37: `);
+    expect((error as Error).message).toContain('\n    "config": {"connector.class": "x",}\n');
+    await writeFile(path, '{"name": "c"');
+    expect(((await readConnectorFile(path).catch((e: Error) => e)) as Error).message).toMatch(/line 1, column 13/);
+  });
+
+  it('names the worker file of a bad worker setting', async () => {
+    const { runStandalone } = await import('../../src/cli/standalone.js');
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const path = join(dir, 'w.properties');
+    await writeFile(path, 'listeners=ftp://127.0.0.1:1\n');
+    await expect(runStandalone({ workerConfigPath: path, connectorConfigPaths: [] })).rejects.toThrow(
+      `Invalid worker config ${path} (REST settings of the worker config): listeners: scheme "ftp" is not supported`,
+    );
+  });
+});

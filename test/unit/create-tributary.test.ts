@@ -135,7 +135,7 @@ describe('create-tributary', () => {
     await writeFile(join(cwd, 'taken', 'notes.txt'), 'mine');
     const taken = await run(['taken', '--yes']);
     expect(taken.err).toBe(
-      `create-tributary: Folder ${join(cwd, 'taken')} exists and is not empty: choose another project name, or remove the folder.\n`,
+      `create-tributary: Folder ${join(cwd, 'taken')} exists and is not empty: choose another project name, remove the folder, or run in an empty folder with "." as the name.\n`,
     );
     expect([unknown.code, badName.code, flag.code, taken.code]).toEqual([1, 1, 1, 1]);
     expect(await readdir(join(cwd, 'taken'))).toEqual(['notes.txt']);
@@ -144,5 +144,70 @@ describe('create-tributary', () => {
   it('runs as a plain node command', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [bin, '--help']);
     expect(stdout).toContain('Templates:\n  basic-poll');
+  });
+
+  it('checks the target folder before asking anything', async () => {
+    await mkdir(join(cwd, 'taken'));
+    await writeFile(join(cwd, 'taken', 'notes.txt'), 'mine');
+    const { code, out, err } = await run(['taken'], { interactive: true, answers: [['Template (', '1']] });
+    expect(code).toBe(1);
+    expect(err).toContain(`Folder ${join(cwd, 'taken')} exists and is not empty`);
+    expect(out).not.toContain('Template (');
+  });
+
+  it('asks for another name when the one typed names a folder that is taken', async () => {
+    await mkdir(join(cwd, 'taken'));
+    await writeFile(join(cwd, 'taken', 'notes.txt'), 'mine');
+    const { code, out } = await run([], {
+      interactive: true,
+      answers: [
+        ['Project name', 'taken'],
+        ['Project name', 'fresh'],
+        ['Template (', '1'],
+      ],
+    });
+    expect(code).toBe(0);
+    expect(out).toContain(`Folder ${join(cwd, 'taken')} exists and is not empty`);
+    expect(out).toContain('Created fresh from the basic-poll template in fresh.');
+  });
+
+  it('writes into the current folder with ".", naming the project after it', async () => {
+    const here = join(cwd, 'my-here-conn');
+    await mkdir(here);
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, '.', '--template', 'basic-poll', '--yes'], {
+      cwd: here,
+    });
+    expect(stdout).toContain('Created my-here-conn from the basic-poll template in .');
+    expect(stdout).not.toContain('cd .');
+    expect(JSON.parse(await readFile(join(here, 'package.json'), 'utf8')).name).toBe('my-here-conn');
+    expect(await readdir(here)).toContain('connector.properties');
+  });
+
+  it('refuses "." in a folder that is not empty, or whose name cannot be a package name', async () => {
+    const parent = cwd;
+    try {
+      cwd = join(parent, 'full-here');
+      await mkdir(cwd);
+      await writeFile(join(cwd, 'notes.txt'), 'mine');
+      const full = await run(['.', '--yes']);
+      expect(full.code).toBe(1);
+      expect(full.err).toContain(`Folder ${cwd} exists and is not empty`);
+      cwd = join(parent, 'Odd Name');
+      await mkdir(cwd);
+      const odd = await run(['.', '--yes']);
+      expect(odd.code).toBe(1);
+      expect(odd.err).toContain('"." names the project after the current folder, but "Odd Name" cannot be a project name');
+      expect(await readdir(cwd)).toEqual([]);
+    } finally {
+      cwd = parent;
+    }
+  });
+
+  it('sets the SDK dependency to what --tributary gives, for a project wired to a local build', async () => {
+    const { code } = await run(['wired', '--template', 'basic-poll', '--yes', '--tributary', 'file:/clone/tributary-0.1.0.tgz']);
+    expect(code).toBe(0);
+    const pkg = JSON.parse(await readFile(join(cwd, 'wired', 'package.json'), 'utf8'));
+    expect(pkg.dependencies.tributary).toBe('file:/clone/tributary-0.1.0.tgz');
+    expect(pkg.dependencies.rxjs).toBe(root.dependencies.rxjs);
   });
 });

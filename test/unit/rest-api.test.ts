@@ -434,6 +434,17 @@ describe('REST API: offsets (KIP-875) and create with offsets (KIP-995)', () => 
     });
     expect(decode.status).toBe(400);
     expect(decode.body.message).toContain('offsets[1].offset.position: expected number, got "x"');
+    // The partition is named as the stored-offset error names it, not as "offsets".
+    expect(decode.body.message).toMatch(/^Offset of connector 'c' for partition \{"file":"b"\} does not decode: /);
+    const both = await call('PATCH', '/connectors/c/offsets', {
+      offsets: [
+        { partition: { file: 'a' }, offset: { position: 'y' } },
+        { partition: { file: 'b' }, offset: { position: 'x' } },
+      ],
+    });
+    expect(both.body.message).toBe(
+      `Offsets of connector 'c' do not decode: offsets[0].offset.position: expected number, got "y" (partition {"file":"a"}); offsets[1].offset.position: expected number, got "x" (partition {"file":"b"})`,
+    );
     const rejected = await call('PATCH', '/connectors/c/offsets', {
       offsets: [
         { partition: { file: 'a' }, offset: { position: 6 } },
@@ -593,10 +604,22 @@ describe('REST API: plugins and validation', () => {
       errors: [expect.stringContaining('mode')],
     });
     expect(byName['tasks.max'].definition).toMatchObject({ type: 'INT', group: 'Common', default_value: '1' });
+    // Kafka Connect leaves such a key out; Tributary shows why it is ignored, without an error.
     expect(byName.extra).toEqual({
-      definition: null,
+      definition: expect.objectContaining({
+        name: 'extra',
+        type: 'STRING',
+        required: false,
+        importance: 'LOW',
+        group: null,
+        documentation: expect.stringContaining(`"extra" was supplied but isn't a known config; it is ignored`),
+      }),
       value: { name: 'extra', value: 'x', recommended_values: [], errors: [], visible: true },
     });
+    const typo = await call('PUT', '/connector-plugins/line/config/validate', { name: 'n', topic: 't', 'tasks.mx': '2' });
+    expect(typo.body.error_count).toBe(1);
+    const typoKey = typo.body.configs.find((c: { value: { name: string } }) => c.value.name === 'tasks.mx');
+    expect(typoKey.value.errors).toEqual(['unknown key "tasks.mx"; did you mean "tasks.max"?']);
     expect(JSON.stringify(res.body)).not.toContain('"pw"');
     const ok = await call('PUT', '/connector-plugins/line/config/validate', { name: 'n', topic: 't' });
     expect(ok.body.error_count).toBe(0);

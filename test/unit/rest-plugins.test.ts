@@ -130,6 +130,25 @@ describe('connector plugins', () => {
       await app.close();
     }
   });
+
+  it('lists connectors loaded by module path beside those in plugin.path', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'tributary-module-path-'));
+    const file = join(elsewhere, 'own.mjs');
+    await writeFile(file, connectorModule([['OwnConnector', '2.0.0']]));
+    const worker = new Worker({
+      config: { 'plugin.path': plugins },
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => {
+        throw new Error('unused');
+      },
+    });
+    await worker.loadPlugin(`${file}#OwnConnector`);
+    await worker.loadPlugin(`${join(plugins, 'loose.mjs')}#LooseConnector`);
+    const listed = (await worker.plugins()).map((p) => [p.className, p.version]);
+    expect(listed).toContainEqual([`${file}#OwnConnector`, '2.0.0']);
+    // A class plugin.path already lists is not listed twice.
+    expect(listed.filter(([c]) => c?.endsWith('#LooseConnector'))).toHaveLength(1);
+  });
 });
 
 describe('which plugins a request may load', () => {

@@ -1,6 +1,7 @@
 import * as t from 'io-ts';
 import { defer, mergeAll, type Observable } from 'rxjs';
 import { offsetCodec, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary';
+import { DemoItemsApi } from './demo-items-api.js';
 import { HttpItemsApi, type ItemsApi } from './items-api.js';
 import type { ItemsConfig } from './items-config.js';
 
@@ -25,15 +26,21 @@ export class ItemsTask extends SourceTask<ItemsPartition, ItemsOffset, ItemsConf
   private lastId = 0;
   private nextPollAt = 0;
 
-  /** @param makeApi - how to reach the source; tests hand in a fake. */
-  constructor(private readonly makeApi: (config: ItemsConfig) => ItemsApi = (config) => new HttpItemsApi(config.url)) {
+  /**
+   * @param makeApi - how to reach the source; tests hand in a fake. By default a `demo:` url is
+   *   the built-in {@link DemoItemsApi}, anything else {@link HttpItemsApi}.
+   */
+  constructor(
+    private readonly makeApi: (config: ItemsConfig, now: () => number) => ItemsApi = (config, now) =>
+      config.url.startsWith('demo:') ? new DemoItemsApi(now) : new HttpItemsApi(config.url),
+  ) {
     super();
   }
 
   async start(config: ItemsConfig, context: SourceTaskContext<ItemsPartition, ItemsOffset>): Promise<void> {
     this.config = config;
     this.context = context;
-    this.api = this.makeApi(config);
+    this.api = this.makeApi(config, () => context.clock.now());
     this.partition = { url: config.url };
     // Resume after the last item committed; nothing committed means from the start.
     this.lastId = (await context.offsets.offset(this.partition))?.id ?? 0;

@@ -22,4 +22,14 @@ describe('ItemsTask', () => {
     expect(await run.committedOffset({ url: config.url })).toEqual({ id: 5 });
     await run.stop();
   });
+
+  it('runs on the built-in demo stand-in for a demo: url: five items at once, then one per second', async () => {
+    const demo: ItemsConfig = { ...config, url: 'demo:items', 'poll.interval.ms': 1000 };
+    const run = await MockRuntime.start(ItemsTask, { config: demo });
+    await run.advanceBy('100ms');
+    expect(run.records('items').map((r) => r.sourceOffset.id)).toEqual([1, 2, 3, 4, 5]);
+    await run.advanceBy('3s');
+    expect(run.records('items').map((r) => r.sourceOffset.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    await run.stop();
+  });
 });

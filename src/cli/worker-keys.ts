@@ -1,0 +1,54 @@
+import { ConfigError } from '../api/errors.js';
+import { restConfig } from '../rest/rest-options.js';
+import { checkKeys, KAFKA_CONNECT_WORKER_KEYS, type KnownKeys, mergeKnownKeys } from '../runtime/config-keys.js';
+import { connectorTaskConfig, workerTaskConfig } from '../runtime/task-settings.js';
+import { KAFKA_WORKER_KEYS } from './kafka-adapters.js';
+
+/** Worker keys the standalone command itself reads. */
+export const STANDALONE_WORKER_KEYS: KnownKeys = {
+  keys: ['embedded.output', 'offset.storage.file.filename', 'log.level', 'log.format', 'plugin.path'],
+  prefixes: [],
+  unsupported: [],
+};
+
+/**
+ * Worker keys of the REST API: every key of its config definition (a key added there is known
+ * here too) and the per-listener TLS prefix. No `rest.` prefix: a stale `rest.port` must warn.
+ */
+export const REST_WORKER_KEYS: KnownKeys = {
+  keys: Object.keys(restConfig.keys),
+  prefixes: ['listeners.https.'],
+  unsupported: [],
+};
+
+/** Every worker key the standalone worker knows: each module's list, concatenated. */
+export function knownWorkerKeys(): KnownKeys {
+  return mergeKnownKeys(
+    { keys: Object.keys(workerTaskConfig.keys) },
+    STANDALONE_WORKER_KEYS,
+    REST_WORKER_KEYS,
+    KAFKA_WORKER_KEYS,
+    KAFKA_CONNECT_WORKER_KEYS,
+  );
+}
+
+/** Connector settings that users put in the worker file, and where they belong. */
+const CONNECTOR_ONLY_KEYS = [...Object.keys(connectorTaskConfig.keys), 'connector.class', 'tasks.max'];
+
+/**
+ * Checks the keys of a worker config: a typo of a known key or a connector setting is a
+ * {@link ConfigError} naming the file; other unknown keys come back as warnings to log.
+ */
+export function checkWorkerKeys(config: Readonly<Record<string, string>>, file: string): string[] {
+  const where = `worker config ${file}`;
+  const misplaced = Object.fromEntries(
+    CONNECTOR_ONLY_KEYS.map((k) => [k, `the connector config (${k} is a connector setting, not a worker one)`]),
+  );
+  const check = checkKeys(config, knownWorkerKeys(), { where, misplaced });
+  if (check.errors.length > 0)
+    throw new ConfigError(
+      where,
+      check.errors.map((e) => e.message),
+    );
+  return check.warnings.map((w) => w.message);
+}

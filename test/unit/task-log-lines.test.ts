@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/api/logger.js';
+import { TaskRunner } from '../../src/runtime/task-runner.js';
+import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
+import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
+import { MockSender } from '../../src/testing/mock-sender.js';
+import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { type CounterConfig, CounterTask } from '../helpers/counter-task.js';
+
+type Line = { level: string; fields: Record<string, unknown>; message: string | undefined };
+
+function recordingLogger(lines: Line[], bound: object = {}): Logger {
+  const at =
+    (level: string) =>
+    (fields: object, message?: string): void => {
+      lines.push({ level, fields: { ...bound, ...fields }, message });
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (b) => recordingLogger(lines, { ...bound, ...b }),
+  };
+}
+
+function runner(store: MemoryOffsetStore, clock: VirtualClock, lines: Line[], config: CounterConfig) {
+  return new TaskRunner({
+    connector: 'c',
+    taskId: 0,
+    task: new CounterTask(),
+    config,
+    settings: resolveTaskSettings({ 'offset.flush.interval.ms': 1000 }, { 'heartbeat.interval.ms': 300 }),
+    sender: new MockSender(clock),
+    offsetStore: store,
+    clock,
+    logger: recordingLogger(lines),
+  });
+}
+
+const infos = (lines: Line[]) => lines.filter((l) => l.level === 'info').map((l) => l.message);
+
+describe('what a task logs for a person', () => {
+  it('says at start that there is nothing to resume from, then how many offsets it resumes from', async () => {
+    const clock = new VirtualClock();
+    const store = new MemoryOffsetStore();
+    const lines: Line[] = [];
+    const first = runner(store, clock, lines, { topic: 't', limit: 3, streams: ['a', 'b'] });
+    await first.start();
+    await clock.advanceBy('2s');
+    const stopping = first.stop();
+    await clock.advanceBy('1s');
+    await stopping;
+    expect(infos(lines)[0]).toBe('task started with no committed offsets: the task starts from its beginning');
+
+    const again: Line[] = [];
+    const second = runner(store, clock, again, { topic: 't', limit: 3, streams: ['a', 'b'] });
+    await second.start();
+    expect(infos(again)[0]).toBe('task started, resuming from 2 committed offsets');
+    expect(again[0]?.fields).toMatchObject({ connector: 'c', task: 0, committedOffsets: 2 });
+    const stopping2 = second.stop();
+    await clock.advanceBy('1s');
+    await stopping2;
+  });
+
+  it('logs "offsets committed" only for flushes that change an offset, and the final flush on stop', async () => {
+    const clock = new VirtualClock();
+    const lines: Line[] = [];
+    // Heartbeats every 300 ms carry the same offsets again once the 3 records are written.
+    const run = runner(new MemoryOffsetStore(), clock, lines, { topic: 't', limit: 3, streams: ['a'], heartbeats: true });
+    await run.start();
+    await clock.advanceBy('10s');
+    const committed = lines.filter((l) => l.message === 'offsets committed');
+    expect(committed.filter((l) => l.level === 'info')).toHaveLength(1);
+    expect(committed.filter((l) => l.level === 'debug').length).toBeGreaterThan(3);
+    const stopping = run.stop();
+    await clock.advanceBy('1s');
+    await stopping;
+    expect(infos(lines)).toContain('final offset flush: nothing new to commit');
+  });
+
+  it('names the count of offsets the final flush commits', async () => {
+    const clock = new VirtualClock();
+    const lines: Line[] = [];
+    const run = runner(new MemoryOffsetStore(), clock, lines, { topic: 't', limit: 2, streams: ['a', 'b'] });
+    await run.start();
+    await clock.advanceBy('100ms');
+    const stopping = run.stop();
+    await clock.advanceBy('1s');
+    await stopping;
+    expect(infos(lines)).toContain('final offset flush: 2 offsets committed');
+    expect(infos(lines)).not.toContain('offsets committed');
+  });
+});
