@@ -19,14 +19,29 @@ const RETRIABLE_BRAND = Symbol.for('tributary.retriable-error');
  *
  * @example
  * ```ts
- * // In a SourceTask whose `url` and `toRecord(row)` are its own:
- * poll() {
- *   return defer(async () => {
- *     const response = await fetch(this.url);
- *     if (response.status === 503) throw new RetriableError(`${this.url} answered 503; trying again`);
- *     if (!response.ok) throw new Error(`${this.url} answered ${response.status}`);
- *     return (await response.json()) as Row[];
- *   }).pipe(mergeMap((rows) => rows.map((row) => this.toRecord(row))));
+ * import * as t from 'io-ts';
+ * import { defer, mergeMap } from 'rxjs';
+ * import { offsetCodec, type SourceRecord, SourceTask } from 'tributary';
+ *
+ * type Row = { id: number; text: string };
+ *
+ * class ApiTask extends SourceTask<{ api: string }, { id: number }, { url: string }> {
+ *   readonly offsets = offsetCodec({ partition: t.type({ api: t.string }), offset: t.type({ id: t.number }) });
+ *   private url = '';
+ *   async start(config: { url: string }) {
+ *     this.url = config.url;
+ *   }
+ *   poll() {
+ *     return defer(async () => {
+ *       const response = await fetch(this.url);
+ *       if (response.status === 503) throw new RetriableError(`${this.url} answered 503; trying again`);
+ *       if (!response.ok) throw new Error(`${this.url} answered ${response.status}`);
+ *       return (await response.json()) as Row[];
+ *     }).pipe(mergeMap((rows) => rows.map((row) => this.toRecord(row))));
+ *   }
+ *   private toRecord(row: Row): SourceRecord<{ api: string }, { id: number }> {
+ *     return { sourcePartition: { api: this.url }, sourceOffset: { id: row.id }, topic: 'rows', value: row };
+ *   }
  * }
  * ```
  */

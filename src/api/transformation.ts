@@ -46,10 +46,12 @@ export interface TransformRecord {
  *
  * @example
  * ```ts
+ * import { configTypes, defineConfig } from 'tributary';
+ *
  * class UpperCaseTopic extends Transformation<{ prefix: string }> {
  *   readonly config = defineConfig({ prefix: { type: configTypes.string, default: '', description: 'Prefix to add.' } });
  *   private prefix = '';
- *   configure(config: { prefix: string }) {
+ *   override configure(config: { prefix: string }) {
  *     this.prefix = config.prefix;
  *   }
  *   apply(record: TransformRecord): TransformRecord | null {
@@ -86,6 +88,8 @@ export abstract class Transformation<C = any> {
  *
  * @example
  * ```ts
+ * import { defineConfig } from 'tributary';
+ *
  * class IsDelete extends Predicate<Record<string, never>> {
  *   readonly config = defineConfig({});
  *   test(record: TransformRecord): boolean {

@@ -16,7 +16,12 @@ import { isKafkajsError } from '../kafka/kafkajs-errors.js';
  *
  * @example
  * ```ts
- * const uninstall = installProcessGuards(worker.log);
+ * import type { Logger } from 'tributary';
+ * import type { Worker } from 'tributary/runtime';
+ *
+ * declare const worker: Worker;
+ * declare const logger: Logger;
+ * const uninstall = installProcessGuards(logger);
  * process.once('SIGTERM', () => void worker.stop().finally(uninstall));
  * ```
  */

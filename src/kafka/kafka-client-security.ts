@@ -19,7 +19,11 @@ export interface KafkajsSecurityOptions {
  *
  * @example
  * ```ts
- * const kafka = new Kafka({ brokers, ...kafkajsSecurityOptions(security) });
+ * import { Kafka } from 'kafkajs';
+ * import { resolveKafkaSecurity } from './security-config.js';
+ *
+ * const security = resolveKafkaSecurity([{ config: { 'security.protocol': 'SSL' }, prefix: '' }]);
+ * const kafka = new Kafka({ brokers: ['127.0.0.1:9093'], ...kafkajsSecurityOptions(security) });
  * ```
  */
 export function kafkajsSecurityOptions(security: ResolvedKafkaSecurity, baseDir = process.cwd()): KafkajsSecurityOptions {

@@ -70,6 +70,7 @@ export interface RecordSender {
    *
    * @example
    * ```ts
+   * declare const sender: RecordSender;
    * sender.onStall?.((stall) => {
    *   if (stall) console.warn(`Kafka unreachable for ${stall.durationMs} ms: ${stall.reason}`);
    * });

@@ -166,6 +166,7 @@ export class TaskRunner<P, O, C> {
    *
    * @example
    * ```ts
+   * declare const runner: TaskRunner<unknown, unknown, unknown>;
    * await runner.stop();
    * if (runner.finalFlushError) console.error(runner.finalFlushError.message);
    * ```

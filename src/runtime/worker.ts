@@ -961,6 +961,9 @@ export class Worker {
    *
    * @example
    * ```ts
+   * import { isTributaryError } from 'tributary';
+   *
+   * declare const worker: Worker;
    * try {
    *   await worker.stop();
    * } catch (e) {
