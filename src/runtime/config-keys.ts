@@ -32,7 +32,7 @@ export function mergeKnownKeys(...lists: ReadonlyArray<Partial<KnownKeys>>): Kno
  * connector keys).
  */
 export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
-  keys: ['key.converter.schemas.enable', 'value.converter.schemas.enable'],
+  keys: ['key.converter.schemas.enable', 'value.converter.schemas.enable', 'transforms', 'predicates'],
   prefixes: [
     'producer.override.',
     'topic.creation.',
@@ -45,8 +45,6 @@ export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
     'config.providers.',
   ],
   unsupported: [
-    'transforms',
-    'predicates',
     'header.converter',
     'config.action.reload',
     'exactly.once.support',
@@ -59,7 +57,8 @@ export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
 
 /** Kafka Connect worker keys Tributary's standalone worker accepts without implementing them. */
 export const KAFKA_CONNECT_WORKER_KEYS: KnownKeys = {
-  keys: [],
+  // Implemented: config providers (config-providers.ts), KIP-558 topic tracking (worker.ts).
+  keys: ['config.providers', 'topic.tracking.enable', 'topic.tracking.allow.reset'],
   prefixes: ['consumer.', 'admin.', 'config.providers.', 'key.converter.', 'value.converter.', 'header.converter.'],
   unsupported: [
     'group.id',
@@ -70,7 +69,6 @@ export const KAFKA_CONNECT_WORKER_KEYS: KnownKeys = {
     'status.storage.partitions',
     'status.storage.replication.factor',
     'header.converter',
-    'config.providers',
     'connect.protocol',
     'session.timeout.ms',
     'rebalance.timeout.ms',
@@ -87,8 +85,6 @@ export const KAFKA_CONNECT_WORKER_KEYS: KnownKeys = {
     'metrics.sample.window.ms',
     'metrics.recording.level',
     'auto.include.jmx.reporter',
-    'topic.tracking.enable',
-    'topic.tracking.allow.reset',
     'client.dns.lookup',
     'connections.max.idle.ms',
     'receive.buffer.bytes',
