@@ -92,7 +92,8 @@ describe('tributary standalone', () => {
     const dir = await workdir({});
     await writeFile(
       join(dir, 'w.properties'),
-      `listeners=http://127.0.0.1:0\noffset.storage.file.filename=${join(dir, 'o.json')}\n`,
+      // The connector comes over REST by module path, which needs the opt-in (loopback only).
+      `listeners=http://127.0.0.1:0\nrest.plugin.module.paths.enable=true\noffset.storage.file.filename=${join(dir, 'o.json')}\n`,
     );
     const run = startCli(['standalone', join(dir, 'w.properties')]);
     try {
