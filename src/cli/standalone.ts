@@ -5,6 +5,8 @@ import { isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
+import { MetricsServer } from '../metrics/metrics-server.js';
+import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
@@ -43,6 +45,10 @@ export interface StandaloneOptions {
 export type StandaloneWorker = Worker & {
   /** The REST API (stopped by `worker.stop()`), or undefined when `listeners=` is empty. */
   readonly rest: RestServer | undefined;
+  /** The worker's metrics (`GET /metrics`). */
+  readonly metrics: WorkerMetrics;
+  /** The listener of its own `GET /metrics` has with `metrics.listeners`, else undefined. */
+  readonly metricsServer: MetricsServer | undefined;
 };
 
 /**
@@ -55,6 +61,11 @@ export type StandaloneWorker = Worker & {
 export async function runStandalone(options: StandaloneOptions): Promise<StandaloneWorker> {
   const config = await readWorkerConfig(options.workerConfigPath);
   const restOptions = await resolveRestOptions(config);
+  const metricsSettings = resolveMetricsSettings(config);
+  const metrics = new WorkerMetrics({
+    partitionLimit: metricsSettings.partitionLimit,
+    staleThresholdMs: metricsSettings.staleThresholdMs,
+  });
   const logger =
     options.logger ??
     (pino(
@@ -70,24 +81,34 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
       )
     : () => {};
   let rest: RestServer | undefined;
+  let metricsServer: MetricsServer | undefined;
   const worker = new Worker({
     config,
     logger,
     ...(kafka ?? embeddedAdapters(config, options)),
+    taskListener: metrics.taskListener,
     close: async () => {
       await rest?.close();
+      await metricsServer?.close();
       await kafka?.close();
       uninstallGuard();
       uninstallProcessGuards();
     },
   });
+  metrics.attach(worker);
   const aborted = () => options.signal?.aborted === true;
   try {
     await worker.start();
+    if (metricsSettings.listeners !== '' && !aborted()) {
+      metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
+      logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
+    }
     if (restOptions && !aborted()) {
       rest = await RestServer.start(worker, restOptions, {
         logger,
         clusterId: kafka ? kafkaClusterId(config['bootstrap.servers'] ?? '') : undefined,
+        metrics,
+        serveMetrics: metricsSettings.listeners === '',
       });
     }
     for (const c of connectors) {
@@ -103,7 +124,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     logger.info({ event: 'worker.startup.aborted' }, 'stop requested during start-up; stopping gracefully');
     await worker.stop();
   }
-  return Object.assign(worker, { rest });
+  return Object.assign(worker, { rest, metrics, metricsServer });
 }
 
 /** The Kafka cluster id for `GET /`, asked once it is first wanted and kept; null while the cluster cannot be reached. */

@@ -1,8 +1,10 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type Logger, silentLogger } from '../api/logger.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
+import { addObservabilityRoutes } from './observability-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
 import { addPluginsRoutes } from './plugins-routes.js';
 import { type ErrorBody, errorResponse, RestError } from './rest-error.js';
@@ -15,6 +17,10 @@ export interface RestAppContext {
   readonly logger?: Logger;
   /** The Kafka cluster id for `GET /`; absent: null (embedded mode). */
   readonly clusterId?: ClusterIdSource;
+  /** The worker's metrics: `GET /metrics`, the health check's stale-offset guard. */
+  readonly metrics?: WorkerMetrics;
+  /** False when `GET /metrics` has a listener of its own (`metrics.listeners`); default true. */
+  readonly serveMetrics?: boolean;
 }
 
 /**
@@ -119,6 +125,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addConnectorsRoutes(routes, worker, log);
   addOffsetsRoutes(routes, worker);
   addPluginsRoutes(routes, worker);
+  addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;
 }

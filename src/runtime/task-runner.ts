@@ -1,10 +1,10 @@
-import { BehaviorSubject, defer, exhaustMap, filter, interval, type Observable, type Subscription, tap } from 'rxjs';
+import { BehaviorSubject, defer, exhaustMap, filter, finalize, interval, type Observable, type Subscription, tap } from 'rxjs';
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
-import type { OffsetReader, SourceTask, SourceTaskContext } from '../api/source-task.js';
+import type { OffsetReader, SourceLag, SourceTask, SourceTaskContext } from '../api/source-task.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
@@ -22,6 +22,40 @@ export interface TaskListener {
   flushFailed?(error: TributaryError): void;
   /** The task's `commit()` hook ran after a flush. */
   committed?(): void;
+  /** Called once, when the runner is built: what the listener may read at any time later. */
+  attached?(task: TaskProbe): void;
+  /** A poll round ended: the records it emitted and how long it ran, in milliseconds. */
+  pollCompleted?(records: number, durationMs: number): void;
+  /** A heartbeat tick came: `skipped` when the previous `produceHeartbeatRecords()` was still running. */
+  heartbeatTick?(skipped: boolean): void;
+  /** A record could not be sent (invalid, or the sender gave up on it); the task fails with `error`. */
+  recordFailed?(error: TributaryError): void;
+  /** An offset flush ended, successful or not (flushes with nothing to write included). */
+  flushCompleted?(outcome: FlushOutcome): void;
+  /** The task's state changed. */
+  stateChanged?(status: TaskStatus): void;
+  /** The task reported how far its committed offset is behind its source (see `SourceTask.sourceLag`). */
+  sourceLag?(lag: SourceLag | undefined): void;
+}
+
+/** What a {@link TaskListener} may read from the runner it instruments. */
+export interface TaskProbe {
+  /** Records sent and not yet acknowledged. */
+  readonly inFlight: number;
+  readonly status: TaskStatus;
+}
+
+/** How one offset flush went. */
+export interface FlushOutcome {
+  readonly ok: boolean;
+  /** From the start of the flush to the store's answer (or the timeout), in milliseconds. */
+  readonly durationMs: number;
+  /** Source partitions written; 0 for a flush that had nothing to write. */
+  readonly partitions: number;
+  /** Acknowledged records (data and heartbeat) whose offsets this flush made durable; 0 when it failed. */
+  readonly records: number;
+  /** Their key and value bytes. */
+  readonly bytes: number;
 }
 
 /** What a {@link TaskRunner} runs and with what. */
@@ -78,6 +112,11 @@ export class TaskRunner<P, O, C> {
   private readonly validTopics = new Set<string>();
   private lastTopic: string | undefined;
   private flushing: Promise<boolean> | undefined;
+  /** Acknowledged records (and their bytes) taken out of `submitted` whose offsets are in `pending`, not yet flushed. */
+  private pendingRecords = 0;
+  private pendingBytes = 0;
+  private heartbeatBusy = false;
+  private lagFailed = false;
   private storeWrite: Promise<unknown> | undefined;
 
   private stopping = false;
@@ -101,6 +140,7 @@ export class TaskRunner<P, O, C> {
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
+    this.listener.attached?.(this);
   }
 
   /** The current state. */
@@ -244,6 +284,14 @@ export class TaskRunner<P, O, C> {
   }
 
   private pollRound(): Promise<number> {
+    const started = this.clock.now();
+    return this.pollRoundOnce().then((count) => {
+      this.listener.pollCompleted?.(count, this.clock.now() - started);
+      return count;
+    });
+  }
+
+  private pollRoundOnce(): Promise<number> {
     return new Promise((resolve) => {
       let count = 0;
       let source: Observable<SourceRecord<P, O>>;
@@ -278,17 +326,27 @@ export class TaskRunner<P, O, C> {
 
   private heartbeats(): Observable<unknown> {
     return interval(this.settings.heartbeatIntervalMs, this.clock.scheduler).pipe(
-      filter(() => this.status.state === 'RUNNING' && !this.stopping),
-      // A tick that comes while the previous call is still running is dropped, not queued.
-      exhaustMap(() =>
-        defer(() => this.task.produceHeartbeatRecords()).pipe(
+      filter(() => {
+        if (this.status.state !== 'RUNNING' || this.stopping) return false;
+        // A tick that comes while the previous call is still running is dropped, not queued
+        // (exhaustMap would drop it too; this counts it).
+        if (this.heartbeatBusy) this.listener.heartbeatTick?.(true);
+        return !this.heartbeatBusy;
+      }),
+      exhaustMap(() => {
+        this.heartbeatBusy = true;
+        this.listener.heartbeatTick?.(false);
+        return defer(() => this.task.produceHeartbeatRecords()).pipe(
           tap({
             next: (record) => this.dispatch(record, true),
             error: (e: unknown) =>
               this.fail(toTributaryError(e, 'HEARTBEAT_FAILED', `produceHeartbeatRecords() of task ${this.id} failed`)),
           }),
-        ),
-      ),
+          finalize(() => {
+            this.heartbeatBusy = false;
+          }),
+        );
+      }),
     );
   }
 
@@ -318,7 +376,8 @@ export class TaskRunner<P, O, C> {
         source: record,
       };
       const part = this.encodePartition(record.sourcePartition);
-      const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
+      const size = (out.key?.length ?? 0) + (out.value?.length ?? 0);
+      const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset), size);
       try {
         this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
       } catch (e) {
@@ -326,7 +385,9 @@ export class TaskRunner<P, O, C> {
         this.onSent(handle, out, e instanceof Error ? e : new Error(safeJson(e)), undefined);
       }
     } catch (e) {
-      this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
+      const error = toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`);
+      this.listener.recordFailed?.(error);
+      this.fail(error);
     }
   }
 
@@ -363,7 +424,13 @@ export class TaskRunner<P, O, C> {
     if (error || !metadata) {
       // Nothing more will come for it, but its partition must not commit past it.
       this.submitted.fail(handle);
-      this.fail(toTributaryError(error ?? new Error('no metadata'), 'SEND_FAILED', `Sending to topic '${out.topic}' failed`));
+      const failure = toTributaryError(
+        error ?? new Error('no metadata'),
+        'SEND_FAILED',
+        `Sending to topic '${out.topic}' failed`,
+      );
+      this.listener.recordFailed?.(failure);
+      this.fail(failure);
       if (this.wakeDrained && this.submitted.inFlight === 0) this.wakeDrained();
       return;
     }
@@ -454,18 +521,28 @@ export class TaskRunner<P, O, C> {
   }
 
   private takeCommittable(): void {
-    for (const [key, entry] of this.submitted.takeCommittable()) this.pending.set(key, entry);
+    const taken = this.submitted.takeCommittable();
+    for (const [key, entry] of taken) this.pending.set(key, entry);
+    this.pendingRecords += taken.records;
+    this.pendingBytes += taken.bytes;
   }
 
   private async flushOnce(): Promise<boolean> {
+    const started = this.clock.now();
     this.takeCommittable();
     if (this.task.updateOffsets) await this.applyOffsetUpdates();
     if (this.pending.size === 0) {
+      this.listener.flushCompleted?.({ ok: true, durationMs: this.clock.now() - started, partitions: 0, records: 0, bytes: 0 });
       await this.commitHook([]);
+      await this.reportLag();
       return true;
     }
     const toFlush = this.pending;
+    const records = this.pendingRecords;
+    const bytes = this.pendingBytes;
     this.pending = new Map();
+    this.pendingRecords = 0;
+    this.pendingBytes = 0;
     const entries: OffsetEntry[] = [...toFlush.values()].map((e) => ({ partition: e.partition, offset: e.offset }));
     // Stores apply writes in call order (see OffsetStore), so a write that timed out here and
     // lands later cannot overwrite a newer one.
@@ -484,6 +561,15 @@ export class TaskRunner<P, O, C> {
     const outcome = await withTimeout(this.clock, write, this.settings.flushTimeoutMs);
     if (!outcome.ok) {
       this.restore(toFlush);
+      this.pendingRecords += records;
+      this.pendingBytes += bytes;
+      this.listener.flushCompleted?.({
+        ok: false,
+        durationMs: this.clock.now() - started,
+        partitions: entries.length,
+        records: 0,
+        bytes: 0,
+      });
       this.flushFailed(
         outcome.timedOut
           ? new TributaryError(
@@ -502,9 +588,51 @@ export class TaskRunner<P, O, C> {
       { event: 'offsets.committed', count: entries.length, offsets: entries.length > 10 ? entries.slice(0, 10) : entries },
       'offsets committed',
     );
+    this.listener.flushCompleted?.({
+      ok: true,
+      durationMs: this.clock.now() - started,
+      partitions: entries.length,
+      records,
+      bytes,
+    });
     this.listener.offsetsFlushed?.(entries);
     await this.commitHook(toFlush.values());
+    await this.reportLag();
     return true;
+  }
+
+  /** Asks the task how far behind its source it is (after each flush, so against fresh committed offsets); bounded, never fails the task. */
+  private async reportLag(): Promise<void> {
+    if (!this.task.sourceLag || !this.taskStarted) return;
+    try {
+      const outcome = await withTimeout(
+        this.clock,
+        Promise.resolve().then(() => this.task.sourceLag?.()),
+        this.settings.flushTimeoutMs,
+      );
+      if (!outcome.ok) {
+        if (outcome.timedOut)
+          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
+        throw outcome.error;
+      }
+      const lag = outcome.value ?? undefined;
+      if (lag !== undefined && !(Number.isFinite(lag.position) && lag.position >= 0)) {
+        throw new Error(`it returned position ${safeJson(lag.position)}: a finite number >= 0 is accepted`);
+      }
+      if (lag?.timeMs !== undefined && !(Number.isFinite(lag.timeMs) && lag.timeMs >= 0)) {
+        throw new Error(`it returned timeMs ${safeJson(lag.timeMs)}: a finite number >= 0, or none, is accepted`);
+      }
+      this.lagFailed = false;
+      this.listener.sourceLag?.(lag);
+    } catch (e) {
+      // Logged at warn once per run of failures, then at debug: it is asked after every flush.
+      const fields = { event: 'task.sourceLag.failed', err: e };
+      const message = `sourceLag() failed; the source lag is shown unknown: ${(e as Error).message}`;
+      if (this.lagFailed) this.log.debug(fields, message);
+      else this.log.warn(fields, message);
+      this.lagFailed = true;
+      this.listener.sourceLag?.(undefined);
+    }
   }
 
   /**
@@ -669,6 +797,7 @@ export class TaskRunner<P, O, C> {
 
   private setStatus(status: TaskStatus): void {
     this.state$.next(status);
+    this.listener.stateChanged?.(status);
   }
 }
 
@@ -689,6 +818,13 @@ function guardListener(listener: TaskListener, log: Logger): TaskListener {
     offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),
     flushFailed: guard('flushFailed', listener.flushFailed),
     committed: guard('committed', listener.committed),
+    attached: guard('attached', listener.attached),
+    pollCompleted: guard('pollCompleted', listener.pollCompleted),
+    heartbeatTick: guard('heartbeatTick', listener.heartbeatTick),
+    recordFailed: guard('recordFailed', listener.recordFailed),
+    flushCompleted: guard('flushCompleted', listener.flushCompleted),
+    stateChanged: guard('stateChanged', listener.stateChanged),
+    sourceLag: guard('sourceLag', listener.sourceLag),
   };
 }
 
