@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
-import { isTributaryError } from '../api/errors.js';
+import { ConfigError, isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
@@ -9,6 +9,7 @@ import { MetricsServer } from '../metrics/metrics-server.js';
 import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { LOG_LEVELS, LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -47,6 +48,8 @@ export type StandaloneWorker = Worker & {
   readonly rest: RestServer | undefined;
   /** The worker's metrics (`GET /metrics`). */
   readonly metrics: WorkerMetrics;
+  /** The worker's named loggers and their levels (`/admin/loggers`). */
+  readonly loggerLevels: LoggerLevels;
   /** The listener of its own `GET /metrics` has with `metrics.listeners`, else undefined. */
   readonly metricsServer: MetricsServer | undefined;
 };
@@ -66,12 +69,18 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     partitionLimit: metricsSettings.partitionLimit,
     staleThresholdMs: metricsSettings.staleThresholdMs,
   });
-  const logger =
-    options.logger ??
-    (pino(
-      { level: config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL ?? 'info', base: undefined },
-      pino.destination({ fd: 2, sync: true }),
-    ) as unknown as Logger);
+  const levelSetting = config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL;
+  const rootLevel = parseLogLevel(levelSetting ?? (options.logger ? 'trace' : 'info'));
+  if (rootLevel === undefined) {
+    throw new ConfigError('worker config', [
+      `log.level: '${levelSetting}' is not a level; accepted are ${LOG_LEVELS.join(', ')} (any case)`,
+    ]);
+  }
+  // pino writes everything it is given; the levels of /admin/loggers decide what it is given.
+  const loggerLevels = new LoggerLevels(rootLevel);
+  const logger = loggerLevels.wrap(
+    options.logger ?? (pino({ level: 'trace', base: undefined }, pino.destination({ fd: 2, sync: true })) as unknown as Logger),
+  );
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
   const kafka = config['bootstrap.servers'] ? kafkaAdapters(config, logger) : undefined;
   const uninstallProcessGuards = options.processGuards ? installProcessGuards(logger) : () => {};
@@ -109,6 +118,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
         clusterId: kafka ? kafkaClusterId(config['bootstrap.servers'] ?? '') : undefined,
         metrics,
         serveMetrics: metricsSettings.listeners === '',
+        loggerLevels,
       });
     }
     for (const c of connectors) {
@@ -124,7 +134,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     logger.info({ event: 'worker.startup.aborted' }, 'stop requested during start-up; stopping gracefully');
     await worker.stop();
   }
-  return Object.assign(worker, { rest, metrics, metricsServer });
+  return Object.assign(worker, { rest, metrics, metricsServer, loggerLevels });
 }
 
 /** The Kafka cluster id for `GET /`, asked once it is first wanted and kept; null while the cluster cannot be reached. */

@@ -1,5 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { LOG_LEVELS, type LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
+import { RestError } from './rest-error.js';
 import type { RouteTable } from './route-table.js';
 
 /**
@@ -36,4 +38,37 @@ export function staleTasks(metrics: WorkerMetrics): string[] {
   return metrics
     .view()
     .flatMap((c) => c.tasks.filter((t) => t.metrics?.stale === true).map((t) => `connector ${t.connector} task ${t.taskId}`));
+}
+
+/**
+ * Adds Kafka Connect's `/admin/loggers` (KIP-495, KIP-976): list the loggers with a level of
+ * their own, read one, set one (and its descendants) at run time.
+ */
+export function addLoggersRoutes(routes: RouteTable, levels: LoggerLevels): void {
+  routes.add('GET', '/admin/loggers', async () => levels.list());
+
+  routes.add('GET', '/admin/loggers/:name', async (request) => {
+    const { name } = request.params as { name: string };
+    if (!levels.has(name)) throw new RestError(404, `Logger ${name} not found.`);
+    return levels.describe(name);
+  });
+
+  routes.add('PUT', '/admin/loggers/:name', async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const body = request.body as Record<string, unknown> | undefined;
+    const given = body !== null && typeof body === 'object' && !Array.isArray(body) ? body.level : undefined;
+    if (given === undefined || given === null) {
+      throw new RestError(400, "Desired 'level' parameter was not specified in request.");
+    }
+    const level = parseLogLevel(given);
+    // Kafka Connect answers 404 for a level it does not know.
+    if (level === undefined) {
+      throw new RestError(404, `invalid log level '${String(given)}': accepted are ${LOG_LEVELS.join(', ')} (any case)`);
+    }
+    const affected = levels.set(name, level);
+    const scope = (request.query as Record<string, unknown>).scope;
+    // scope=cluster (KIP-976) answers 204; a standalone worker is the whole cluster.
+    if (typeof scope === 'string' && scope.toLowerCase() === 'cluster') return reply.code(204).send();
+    return affected;
+  });
 }

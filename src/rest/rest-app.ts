@@ -1,10 +1,11 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { LoggerLevels } from '../runtime/logger-levels.js';
 import type { Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
-import { addObservabilityRoutes } from './observability-routes.js';
+import { addLoggersRoutes, addObservabilityRoutes } from './observability-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
 import { addPluginsRoutes } from './plugins-routes.js';
 import { type ErrorBody, errorResponse, RestError } from './rest-error.js';
@@ -21,6 +22,8 @@ export interface RestAppContext {
   readonly metrics?: WorkerMetrics;
   /** False when `GET /metrics` has a listener of its own (`metrics.listeners`); default true. */
   readonly serveMetrics?: boolean;
+  /** The worker's named loggers: `/admin/loggers` (KIP-495); absent: those routes answer 404. */
+  readonly loggerLevels?: LoggerLevels;
 }
 
 /**
@@ -126,6 +129,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addOffsetsRoutes(routes, worker);
   addPluginsRoutes(routes, worker);
   addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true);
+  if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;
 }
