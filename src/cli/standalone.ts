@@ -96,6 +96,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     logger,
     ...(kafka ?? embeddedAdapters(config, options)),
     taskListener: metrics.taskListener,
+    taskFreshness: metrics.taskFreshness,
     close: async () => {
       await rest?.close();
       await metricsServer?.close();

@@ -4,7 +4,7 @@ import { configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
 import { TaskMetrics, type TaskMetricsSnapshot } from '../runtime/task-metrics.js';
 import type { TaskListener } from '../runtime/task-runner.js';
-import type { Worker } from '../runtime/worker.js';
+import type { TaskFreshness, Worker } from '../runtime/worker.js';
 import { type ConnectorView, METRICS, type TaskView } from './metric-table.js';
 
 /** The worker config keys of metrics, with their defaults. */
@@ -99,6 +99,13 @@ export class WorkerMetrics {
     });
     this.tasks.set(taskKey(connector, taskId), metrics);
     return metrics;
+  };
+
+  /** For `WorkerOptions.taskFreshness`: the source lag and staleness a task's status shows. */
+  readonly taskFreshness = (connector: string, taskId: number): TaskFreshness | undefined => {
+    const s = this.tasks.get(taskKey(connector, taskId))?.snapshot();
+    if (s === undefined) return undefined;
+    return { ...(s.sourceLag ? { sourceLag: s.sourceLag } : {}), ...(s.stale ? { stale: true } : {}) };
   };
 
   /** The worker whose connectors and tasks are shown. */

@@ -18,6 +18,10 @@ export interface TaskStateJson {
   readonly state: string;
   readonly worker_id: string;
   readonly trace?: string;
+  /** Tributary: the source lag the task reports (`sourceLag()`), when it does. */
+  readonly source_lag?: { readonly position: number; readonly unit: string; readonly time_ms?: number };
+  /** Tributary: present (true) while the committed offset is stale (`offset.stale.threshold.ms`). */
+  readonly offset_stale?: true;
 }
 
 /** Kafka Connect's ConnectorStateInfo. */
@@ -59,7 +63,23 @@ export function connectorStateJson(s: ConnectorStatus): ConnectorStateJson {
 
 /** The state of one task; `trace` only when there is one. */
 export function taskStateJson(t: TaskStatusInfo): TaskStateJson {
-  return { id: t.id, state: t.state, worker_id: t.workerId, ...(t.trace ? { trace: t.trace } : {}) };
+  const lag = t.sourceLag;
+  return {
+    id: t.id,
+    state: t.state,
+    worker_id: t.workerId,
+    ...(t.trace ? { trace: t.trace } : {}),
+    ...(lag
+      ? {
+          source_lag: {
+            position: lag.position,
+            unit: lag.unit ?? 'bytes',
+            ...(lag.timeMs !== undefined ? { time_ms: lag.timeMs } : {}),
+          },
+        }
+      : {}),
+    ...(t.stale ? { offset_stale: true as const } : {}),
+  };
 }
 
 /** TaskInfo of each task of a connector. */

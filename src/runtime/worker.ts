@@ -4,6 +4,7 @@ import { type Clock, systemClock } from '../api/clock.js';
 import { ConfigError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
+import type { SourceLag } from '../api/source-task.js';
 import {
   type ConfigReport,
   connectorManagesOffsets,
@@ -65,6 +66,8 @@ export interface WorkerOptions {
   readonly close?: () => Promise<void>;
   /** Instrumentation per task. */
   readonly taskListener?: (connector: string, taskId: number) => TaskListener | undefined;
+  /** Freshness shown in a task's status (source lag, stale offset), e.g. from the worker's metrics. */
+  readonly taskFreshness?: (connector: string, taskId: number) => TaskFreshness | undefined;
   /**
    * Instrumentation: called after each step of {@link Worker.createConnector} has done its
    * work. A throw fails that step, so the create rolls back as for any other failure there;
@@ -87,8 +90,16 @@ export interface RestartOptions {
   readonly onlyFailed?: boolean;
 }
 
+/** How fresh a task's committed offset is, as its status shows it. */
+export interface TaskFreshness {
+  /** What the task last reported through `sourceLag()`, when it did. */
+  readonly sourceLag?: SourceLag;
+  /** True while the offset is stale (`offset.stale.threshold.ms`): the task reports itself unhealthy. */
+  readonly stale?: boolean;
+}
+
 /** One task's state. */
-export interface TaskStatusInfo {
+export interface TaskStatusInfo extends TaskFreshness {
   readonly id: number;
   readonly state: TaskDisplayState;
   readonly workerId: string;
@@ -224,7 +235,8 @@ export class ConnectorRunner {
           const s = t.runner.status;
           if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId };
           if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, trace: mask(s.trace) };
-          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId };
+          const fresh = this.worker.options.taskFreshness?.(this.name, t.id);
+          return { id: t.id, state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state, workerId, ...fresh };
         })
         .sort((a, b) => a.id - b.id),
     };

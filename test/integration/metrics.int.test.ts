@@ -110,6 +110,13 @@ describeKafka('GET /metrics while the file source runs on a real broker', () => 
         }),
       ).toBeGreaterThanOrEqual(0);
       expect(sampleValue(s, 'kafka_connect_task_error_total_record_errors', task)).toBe(0);
+      const status = await (await fetch(`${worker.rest?.url}/connectors/files/status`)).json();
+      expect(status.tasks[0]).toEqual({
+        id: 0,
+        state: 'RUNNING',
+        worker_id: worker.workerId,
+        source_lag: { position: 0, unit: 'bytes' },
+      });
 
       // The file grows: the lag shows the unread bytes until the task reads them, then the counters follow the topic.
       await appendFile(file, `${lines(120, 150).join('\n')}\n`);

@@ -38,6 +38,7 @@ async function setUp(workerConfig: Record<string, string> = {}, options: { serve
     createSender: async () => new MockSender(systemClock),
     loadConnector: async () => DatagenConnector,
     taskListener: metrics.taskListener,
+    taskFreshness: metrics.taskFreshness,
   });
   metrics.attach(worker);
   await worker.start();
@@ -131,8 +132,11 @@ describe('GET /health (KIP-1017)', () => {
     const unhealthy = JSON.parse((await call('GET', '/health')).text);
     expect(unhealthy.status).toBe('unhealthy');
     expect(unhealthy.message).toContain('connector dg task 0');
+    const status = JSON.parse((await call('GET', '/connectors/dg/status')).text);
+    expect(status.tasks[0]).toMatchObject({ id: 0, state: 'RUNNING', offset_stale: true });
     store.failing = false;
     await until('health turns healthy again', async () => (await call('GET', '/health')).status === 200);
+    expect(JSON.parse((await call('GET', '/connectors/dg/status')).text).tasks[0].offset_stale).toBeUndefined();
   });
 });
 
