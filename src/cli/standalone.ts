@@ -5,6 +5,7 @@ import { ConfigError, isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
+import { MetricsHistory } from '../metrics/metrics-history.js';
 import { MetricsServer } from '../metrics/metrics-server.js';
 import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
@@ -100,15 +101,18 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     close: async () => {
       await rest?.close();
       await metricsServer?.close();
+      history.stop();
       await kafka?.close();
       uninstallGuard();
       uninstallProcessGuards();
     },
   });
   metrics.attach(worker);
+  const history = new MetricsHistory(metrics, { intervalMs: metricsSettings.historyIntervalMs });
   const aborted = () => options.signal?.aborted === true;
   try {
     await worker.start();
+    history.start();
     if (metricsSettings.listeners !== '' && !aborted()) {
       metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
       logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
@@ -120,6 +124,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
         metrics,
         serveMetrics: metricsSettings.listeners === '',
         loggerLevels,
+        history,
       });
     }
     for (const c of connectors) {

@@ -21,6 +21,12 @@ export const metricsConfig = defineConfig({
     description:
       'Source partitions per task that get offset-age series of their own; the rest are counted in tributary_source_partitions_untracked.',
   },
+  'metrics.history.interval.ms': {
+    type: configTypes.positiveInt,
+    default: 10_000,
+    description:
+      'How often the status page (GET /ui) samples offset age, source lag and throughput for its charts of the last 360 samples, in milliseconds.',
+  },
   'offset.stale.threshold.ms': {
     type: configTypes.nonNegativeInt,
     default: 0,
@@ -35,6 +41,7 @@ export interface MetricsSettings {
   readonly listeners: string;
   readonly partitionLimit: number;
   readonly staleThresholdMs: number;
+  readonly historyIntervalMs: number;
 }
 
 /** Resolves the metrics settings of a worker config; throws a {@link ConfigError} naming every bad key. */
@@ -49,6 +56,7 @@ export function resolveMetricsSettings(config: Readonly<Record<string, string>>)
     listeners: parsed.value['metrics.listeners'].trim(),
     partitionLimit: parsed.value['metrics.partition.limit'],
     staleThresholdMs: parsed.value['offset.stale.threshold.ms'],
+    historyIntervalMs: parsed.value['metrics.history.interval.ms'],
   };
 }
 

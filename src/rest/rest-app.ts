@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type Logger, silentLogger } from '../api/logger.js';
+import type { MetricsHistory } from '../metrics/metrics-history.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { LoggerLevels } from '../runtime/logger-levels.js';
 import type { Worker } from '../runtime/worker.js';
@@ -12,6 +13,7 @@ import { type ErrorBody, errorResponse, RestError } from './rest-error.js';
 import type { RestOptions } from './rest-options.js';
 import { addRootRoutes, type ClusterIdSource } from './root-routes.js';
 import { type RouteHandler, RouteTable } from './route-table.js';
+import { addStatusPageRoutes } from './status-page-routes.js';
 
 /** What the REST API needs beside the worker and its {@link RestOptions}. */
 export interface RestAppContext {
@@ -24,6 +26,8 @@ export interface RestAppContext {
   readonly serveMetrics?: boolean;
   /** The worker's named loggers: `/admin/loggers` (KIP-495); absent: those routes answer 404. */
   readonly loggerLevels?: LoggerLevels;
+  /** The samples behind the status page's charts; with `metrics`, `GET /ui` serves the page. */
+  readonly history?: MetricsHistory;
 }
 
 /**
@@ -130,6 +134,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addPluginsRoutes(routes, worker);
   addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true);
   if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels);
+  if (context.metrics) addStatusPageRoutes(routes, worker, context.metrics, context.history);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;
 }

@@ -110,7 +110,7 @@ describeKafka('GET /metrics while the file source runs on a real broker', () => 
         }),
       ).toBeGreaterThanOrEqual(0);
       expect(sampleValue(s, 'kafka_connect_task_error_total_record_errors', task)).toBe(0);
-      const status = await (await fetch(`${worker.rest?.url}/connectors/files/status`)).json();
+      const status = (await (await fetch(`${worker.rest?.url}/connectors/files/status`)).json()) as { tasks: unknown[] };
       expect(status.tasks[0]).toEqual({
         id: 0,
         state: 'RUNNING',
