@@ -110,6 +110,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   metrics.attach(worker);
   const history = new MetricsHistory(metrics, { intervalMs: metricsSettings.historyIntervalMs });
   const aborted = () => options.signal?.aborted === true;
+  let started = false;
   try {
     await worker.start();
     history.start();
@@ -125,12 +126,14 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
         serveMetrics: metricsSettings.listeners === '',
         loggerLevels,
         history,
+        ready: () => started,
       });
     }
     for (const c of connectors) {
       if (aborted()) break;
       await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
     }
+    started = true;
   } catch (e) {
     await worker.stop();
     // A connector that failed because the worker was stopping under it is no start-up failure.

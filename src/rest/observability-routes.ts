@@ -6,15 +6,25 @@ import type { RouteTable } from './route-table.js';
 
 /**
  * Adds `GET /metrics` (Prometheus text format) when `metrics` is given and served on this
- * listener, and `GET /health` (KIP-1017): 200 healthy, or 500 unhealthy while a task's
- * committed offset is stale (`offset.stale.threshold.ms`).
+ * listener, and `GET /health` (KIP-1017): 503 starting until `ready()` (a standalone worker:
+ * until the connectors of its command line are started), 500 unhealthy while a task's
+ * committed offset is stale (`offset.stale.threshold.ms`), else 200 healthy.
  */
-export function addObservabilityRoutes(routes: RouteTable, metrics: WorkerMetrics | undefined, serveMetrics: boolean): void {
+export function addObservabilityRoutes(
+  routes: RouteTable,
+  metrics: WorkerMetrics | undefined,
+  serveMetrics: boolean,
+  ready: () => boolean = () => true,
+): void {
   if (metrics && serveMetrics) {
     routes.add('GET', '/metrics', async (_request, reply) => metricsReply(metrics, reply));
   }
 
   routes.add('GET', '/health', async (_request, reply) => {
+    if (!ready()) {
+      reply.code(503);
+      return { status: 'starting', message: 'Worker is still starting up.' };
+    }
     const stale = metrics ? staleTasks(metrics) : [];
     if (stale.length > 0) {
       reply.code(500);

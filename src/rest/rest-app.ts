@@ -28,6 +28,8 @@ export interface RestAppContext {
   readonly loggerLevels?: LoggerLevels;
   /** The samples behind the status page's charts; with `metrics`, `GET /ui` serves the page. */
   readonly history?: MetricsHistory;
+  /** False while the worker is starting: `GET /health` answers 503 starting (KIP-1017); default: ready. */
+  readonly ready?: () => boolean;
 }
 
 /**
@@ -132,7 +134,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addConnectorsRoutes(routes, worker, log);
   addOffsetsRoutes(routes, worker);
   addPluginsRoutes(routes, worker);
-  addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true);
+  addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true, context.ready);
   if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels);
   if (context.metrics) addStatusPageRoutes(routes, worker, context.metrics, context.history);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));

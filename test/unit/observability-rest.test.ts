@@ -1,8 +1,13 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DatagenConnector } from '../../examples/datagen/src/index.js';
 import { systemClock } from '../../src/api/clock.js';
 import type { Logger } from '../../src/api/logger.js';
+import { runStandalone } from '../../src/cli/standalone.js';
 import { MetricsServer } from '../../src/metrics/metrics-server.js';
 import { WorkerMetrics } from '../../src/metrics/worker-metrics.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
@@ -208,5 +213,48 @@ describe('LoggerLevels', () => {
       'info root info',
     ]);
     expect(levels.level('tributary.connector.orders.task.0')).toBe('OFF');
+  });
+});
+
+describe('GET /health of a standalone worker', () => {
+  it('answers 503 starting until the connectors of its command line are started, then 200 healthy', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'health-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const slow = new URL('../helpers/slow-start-connector.ts', import.meta.url).pathname;
+    await writeFile(
+      join(dir, 'worker.properties'),
+      `listeners=http://127.0.0.1:0\noffset.storage.file.filename=${join(dir, 'offsets.json')}\n`,
+    );
+    await writeFile(
+      join(dir, 'slow.properties'),
+      `name=slow\nconnector.class=${slow}#SlowStartConnector\ntopic=t\nstart.delay.ms=1500\n`,
+    );
+    let url: string | undefined;
+    const logger: Logger = {
+      debug() {},
+      info: (fields) => {
+        const f = fields as { event?: string; url?: string };
+        if (f.event === 'rest.listening') url = f.url;
+      },
+      warn() {},
+      error() {},
+      child: () => logger,
+    };
+    const running = runStandalone({
+      workerConfigPath: join(dir, 'worker.properties'),
+      connectorConfigPaths: [join(dir, 'slow.properties')],
+      logger,
+      stdout: new Writable({ write: (_c, _e, cb) => cb() }),
+    });
+    await until('the REST API listens', () => url !== undefined);
+    const starting = await fetch(`${url}/health`);
+    expect([starting.status, await starting.json()]).toEqual([
+      503,
+      { status: 'starting', message: 'Worker is still starting up.' },
+    ]);
+    const worker = await running;
+    cleanups.push(() => worker.stop());
+    const healthy = await fetch(`${url}/health`);
+    expect(healthy.status).toBe(200);
   });
 });
