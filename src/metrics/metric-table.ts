@@ -253,16 +253,16 @@ export const METRICS: readonly MetricDefinition[] = [
   {
     name: 'tributary_source_partition_offset_age_seconds',
     type: 'gauge',
-    help: 'Seconds since the committed offset of one source partition last advanced; the first partitions of each task only (metrics.partition.limit).',
+    help: 'Seconds since the committed offset of one source partition last advanced, for the first metrics.partition.limit partitions of each task; source_partition="_other" is the oldest of the rest.',
     labelNames: ['connector', 'task', 'source_partition'],
     values: (cs) =>
       cs.flatMap((c) =>
-        c.tasks.flatMap((t) =>
-          (t.metrics?.partitions ?? []).map((p) => ({
-            labels: { connector: t.connector, task: String(t.taskId), source_partition: p.partition },
-            value: p.offsetAgeMs / 1000,
-          })),
-        ),
+        c.tasks.flatMap((t) => {
+          const labels = (source_partition: string) => ({ connector: t.connector, task: String(t.taskId), source_partition });
+          const own = (t.metrics?.partitions ?? []).map((p) => ({ labels: labels(p.partition), value: p.offsetAgeMs / 1000 }));
+          const other = t.metrics?.otherPartitionsOffsetAgeMs;
+          return other === undefined ? own : [...own, { labels: labels('_other'), value: other / 1000 }];
+        }),
       ),
   },
   taskMetric(

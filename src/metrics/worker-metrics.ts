@@ -89,6 +89,7 @@ export class WorkerMetrics {
   private readonly tasks = new Map<string, TaskMetrics>();
   private worker: Worker | undefined;
   private readonly clock: Clock;
+  private cached: ConnectorView[] | undefined;
 
   constructor(private readonly options: WorkerMetricsOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -126,8 +127,21 @@ export class WorkerMetrics {
     return this.tasks.get(taskKey(connector, taskId))?.snapshot();
   }
 
-  /** Every connector and task with its figures, as the exporters see them. */
+  /**
+   * Every connector and task with its figures, as the exporters see them. One scrape asks for
+   * it once per metric, synchronously: it is computed once and kept until the next microtask.
+   */
   view(): ConnectorView[] {
+    if (this.cached) return this.cached;
+    const view = this.computeView();
+    this.cached = view;
+    queueMicrotask(() => {
+      this.cached = undefined;
+    });
+    return view;
+  }
+
+  private computeView(): ConnectorView[] {
     const worker = this.worker;
     if (worker === undefined) return [];
     const live = new Set<string>();

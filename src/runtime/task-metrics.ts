@@ -59,6 +59,8 @@ export interface TaskMetricsSnapshot {
   readonly partitions: readonly PartitionFreshness[];
   /** Source partitions committed beyond that limit (counted, not listed). */
   readonly otherPartitions: number;
+  /** Of those, the oldest offset age in ms (undefined when there are none). */
+  readonly otherPartitionsOffsetAgeMs: number | undefined;
   /** What the task last reported through `sourceLag()`; undefined when it has no such hook or the lag is unknown. */
   readonly sourceLag: SourceLag | undefined;
   /**
@@ -129,7 +131,11 @@ export class TaskMetrics implements TaskListener {
   private advancedAt: number;
   private polledAtAdvance = 0;
   private readonly partitions = new Map<string, PartitionState>();
-  private others = new Set<string>();
+  /** Partitions beyond the limit: when each last advanced (bounded). */
+  private readonly others = new Map<string, number>();
+  /** The oldest of `others`; recomputed lazily after the oldest one advanced. */
+  private othersOldest: number | undefined;
+  private othersDirty = false;
   private lag: SourceLag | undefined;
 
   constructor(options: TaskMetricsOptions = {}) {
@@ -207,8 +213,14 @@ export class TaskMetrics implements TaskListener {
         this.partitions.set(key, { offset, stored: entry.offset, advancedAt: now });
         advanced = true;
       } else {
-        // Beyond the limit: counted, not tracked; a flush writes a partition only when it moved.
-        if (this.others.size < 100_000) this.others.add(key);
+        // Beyond the limit: only when it last advanced (a flush writes a partition only when it
+        // was acknowledged again), so that the oldest of them has an age too.
+        const before = this.others.get(key);
+        if (before !== undefined || this.others.size < 100_000) {
+          this.others.set(key, now);
+          if (before !== undefined && before === this.othersOldest) this.othersDirty = true;
+          else if (this.othersOldest === undefined) this.othersOldest = now;
+        }
         advanced = true;
       }
     }
@@ -259,9 +271,20 @@ export class TaskMetrics implements TaskListener {
         offsetAgeMs: now - p.advancedAt,
       })),
       otherPartitions: this.others.size,
+      otherPartitionsOffsetAgeMs: this.others.size === 0 ? undefined : now - this.oldestOther(),
       sourceLag: this.lag,
       stale: this.staleThresholdMs > 0 && offsetAgeMs > this.staleThresholdMs && moved,
     };
+  }
+
+  private oldestOther(): number {
+    if (this.othersDirty || this.othersOldest === undefined) {
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const t of this.others.values()) if (t < oldest) oldest = t;
+      this.othersOldest = oldest;
+      this.othersDirty = false;
+    }
+    return this.othersOldest;
   }
 
   private addCommitTime(ms: number): void {

@@ -3,7 +3,9 @@ import { map } from 'rxjs/operators';
 import { describe, expect, it } from 'vitest';
 import type { HeartbeatRecord } from '../../src/api/source-record.js';
 import type { SourceLag } from '../../src/api/source-task.js';
+import { TaskMetrics } from '../../src/runtime/task-metrics.js';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
+import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { type CounterOffset, type CounterPartition, CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
 
 const bytesOf = (stream: string, n: number) => Buffer.byteLength(JSON.stringify({ stream, n }));
@@ -201,5 +203,25 @@ describe('task metrics', () => {
     expect(text).toContain('kafka_connect_connector_task_status{connector="orders",task="2",status="running"} 1');
     expect(text).toContain('# TYPE kafka_connect_source_task_source_record_write_total counter');
     await run.stop();
+  });
+
+  it('track the first partitions one by one and, beyond metrics.partition.limit, count the rest and age their oldest', async () => {
+    const clock = new VirtualClock(0);
+    const metrics = new TaskMetrics({ clock, partitionLimit: 1 });
+    const entry = (p: string, n: number) => ({ partition: { p }, offset: { n } });
+    metrics.offsetsFlushed([entry('a', 1), entry('b', 1), entry('c', 1)]);
+    await clock.advanceBy(1000);
+    metrics.offsetsFlushed([entry('c', 2)]);
+    await clock.advanceBy(500);
+    let s = metrics.snapshot();
+    expect(s.partitions.map((p) => p.partition)).toEqual(['{"p":"a"}']);
+    expect(s.otherPartitions).toBe(2);
+    // b has not moved for 1.5 s, c for 0.5 s: the oldest of the rest is b.
+    expect(s.otherPartitionsOffsetAgeMs).toBe(1500);
+    metrics.offsetsFlushed([entry('b', 2)]);
+    await clock.advanceBy(100);
+    s = metrics.snapshot();
+    expect(s.otherPartitionsOffsetAgeMs).toBe(600);
+    expect(s.partitions[0]?.offsetAgeMs).toBe(1600);
   });
 });
