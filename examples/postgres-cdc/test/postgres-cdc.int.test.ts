@@ -280,12 +280,10 @@ describe('postgres-cdc task', () => {
     const written = Number(
       (await cluster.query<{ d: string }>('SELECT pg_wal_lsn_diff($1, $2)::bigint::text AS d', [to, from]))[0]!.d,
     );
-    const { rows } = {
-      rows: await cluster.query<{ d: string }>(
-        'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint::text AS d FROM pg_replication_slots WHERE slot_name = $1',
-        [slot],
-      ),
-    };
+    const rows = await cluster.query<{ d: string }>(
+      'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint::text AS d FROM pg_replication_slots WHERE slot_name = $1',
+      [slot],
+    );
     expect(lag()!.position).toBeGreaterThanOrEqual(before + written);
     // What the task reported is what the server says (nothing was written between the two reads but WAL of its own).
     expect(Math.abs(lag()!.position - Number(rows[0]!.d))).toBeLessThan(64 * 1024);
