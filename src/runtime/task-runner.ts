@@ -803,18 +803,31 @@ export class TaskRunner<P, O, C> {
 
 /** The listener with every callback guarded: instrumentation that throws is logged, never fails or crashes anything. */
 function guardListener(listener: TaskListener, log: Logger): TaskListener {
-  const guard =
-    <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
-    (...args: A): void => {
-      if (fn === undefined) return;
-      try {
-        fn.apply(listener, args);
-      } catch (e) {
-        log.warn({ event: 'task.listener.failed', err: e }, `task listener ${name}() threw; ignored`);
-      }
-    };
+  const failed = (name: string, e: unknown) =>
+    log.warn({ event: 'task.listener.failed', err: e }, `task listener ${name}() threw; ignored`);
+  const guard = <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
+    fn === undefined
+      ? undefined
+      : (...args: A): void => {
+          try {
+            fn.apply(listener, args);
+          } catch (e) {
+            failed(name, e);
+          }
+        };
+  // Called for every record: two fixed arguments, no rest array; absent when there is no callback.
+  const acked = listener.recordAcked;
   return {
-    recordAcked: guard('recordAcked', listener.recordAcked),
+    recordAcked:
+      acked === undefined
+        ? undefined
+        : (record, metadata) => {
+            try {
+              acked.call(listener, record, metadata);
+            } catch (e) {
+              failed('recordAcked', e);
+            }
+          },
     offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),
     flushFailed: guard('flushFailed', listener.flushFailed),
     committed: guard('committed', listener.committed),

@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import type { HeartbeatRecord } from '../../src/api/source-record.js';
 import type { SourceLag } from '../../src/api/source-task.js';
 import { TaskMetrics } from '../../src/runtime/task-metrics.js';
+import { TaskRunner } from '../../src/runtime/task-runner.js';
+import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
+import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
+import { MockSender } from '../../src/testing/mock-sender.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { type CounterOffset, type CounterPartition, CounterTask, record, ScriptedTask } from '../helpers/counter-task.js';
 
@@ -223,5 +227,43 @@ describe('task metrics', () => {
     s = metrics.snapshot();
     expect(s.otherPartitionsOffsetAgeMs).toBe(600);
     expect(s.partitions[0]?.offsetAgeMs).toBe(1600);
+  });
+
+  it('never let a listener that throws fail the task: the records still land and commit, the error is logged', async () => {
+    const clock = new VirtualClock(0);
+    const warnings: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn: (_f: object, m?: string) => warnings.push(m ?? ''),
+      error() {},
+      child: () => logger,
+    };
+    const store = new MemoryOffsetStore();
+    const boom = () => {
+      throw new Error('listener bug');
+    };
+    const runner = new TaskRunner({
+      connector: 'c',
+      taskId: 0,
+      task: new CounterTask(),
+      config: { topic: 't', limit: 3 },
+      settings: resolveTaskSettings({}, {}),
+      sender: new MockSender(clock),
+      offsetStore: store,
+      clock,
+      logger,
+      listener: { recordAcked: boom, pollCompleted: boom, flushCompleted: boom },
+    });
+    await runner.start();
+    await clock.advanceBy(100);
+    expect(await runner.flushNow()).toBe(true);
+    expect(runner.status.state).toBe('RUNNING');
+    expect(await store.read('c')).toEqual([{ partition: { stream: 'a' }, offset: { n: 3 } }]);
+    expect(warnings).toContain('task listener recordAcked() threw; ignored');
+    expect(warnings).toContain('task listener flushCompleted() threw; ignored');
+    const stopping = runner.stop();
+    await clock.advanceBy('10s');
+    await stopping;
   });
 });
