@@ -107,8 +107,16 @@ const onCpu: number[] = [];
 await run(false); // warm-up
 await run(true);
 for (let i = 0; i < RUNS; i++) {
-  const a = await run(false);
-  const b = await run(true);
+  // Alternate which goes first, so neither side always runs on a warmer (or more loaded) machine.
+  let a: { rate: number; cpuNs: number };
+  let b: { rate: number; cpuNs: number };
+  if (i % 2 === 0) {
+    a = await run(false);
+    b = await run(true);
+  } else {
+    b = await run(true);
+    a = await run(false);
+  }
   off.push(a.rate);
   offCpu.push(a.cpuNs);
   on.push(b.rate);

@@ -49,6 +49,25 @@ export class SubmittedRecords<P, O> {
     return this.queues.size;
   }
 
+  /**
+   * Records acknowledged and not yet taken by {@link takeCommittable} (also those behind one
+   * not acknowledged), and their bytes. Walks every queue: for instrumentation, not the hot path.
+   */
+  ackedNotTaken(): { records: number; bytes: number } {
+    let records = 0;
+    let bytes = 0;
+    for (const queue of this.queues.values()) {
+      for (let i = queue.head; i < queue.records.length; i++) {
+        const r = queue.records[i] as SubmittedRecord<O>;
+        if (r.acked) {
+          records++;
+          bytes += r.size;
+        }
+      }
+    }
+    return { records, bytes };
+  }
+
   /** True while the partition has records not yet taken by {@link takeCommittable}. */
   has(key: string): boolean {
     return this.queues.has(key);

@@ -122,10 +122,6 @@ export class TaskMetrics implements TaskListener {
   private heartbeatAt: number | undefined;
   private ticks = 0;
   private ticksSkipped = 0;
-  private ackedRecords = 0;
-  private ackedBytes = 0;
-  private committedRecords = 0;
-  private committedBytes = 0;
   private lastFlushAt: number | undefined;
   private flushFailures = 0;
   private advancedAt: number;
@@ -162,8 +158,6 @@ export class TaskMetrics implements TaskListener {
   }
 
   recordAcked(record: OutgoingRecord): void {
-    this.ackedRecords++;
-    this.ackedBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0);
     if (record.heartbeat) {
       this.heartbeats++;
       this.heartbeatAt = this.clock.now();
@@ -191,8 +185,6 @@ export class TaskMetrics implements TaskListener {
     if (outcome.partitions === 0) return;
     this.commitSuccesses++;
     this.addCommitTime(outcome.durationMs);
-    this.committedRecords += outcome.records;
-    this.committedBytes += outcome.bytes;
   }
 
   offsetsFlushed(entries: readonly OffsetEntry[]): void {
@@ -239,6 +231,7 @@ export class TaskMetrics implements TaskListener {
     const now = this.clock.now();
     const offsetAgeMs = now - this.advancedAt;
     const commits = this.commitSuccesses + this.commitFailures;
+    const uncommitted = this.probe?.uncommitted() ?? { records: 0, bytes: 0 };
     const moved = this.lag !== undefined ? this.lag.position > 0 : this.polled > this.polledAtAdvance;
     return {
       state: this.probe?.status.state ?? this.state,
@@ -261,8 +254,8 @@ export class TaskMetrics implements TaskListener {
       heartbeatTicks: this.ticks,
       heartbeatTicksSkipped: this.ticksSkipped,
       offsetAgeMs,
-      uncommittedRecords: this.ackedRecords - this.committedRecords,
-      uncommittedBytes: this.ackedBytes - this.committedBytes,
+      uncommittedRecords: uncommitted.records,
+      uncommittedBytes: uncommitted.bytes,
       sinceLastFlushMs: this.lastFlushAt === undefined ? undefined : now - this.lastFlushAt,
       flushFailures: this.flushFailures,
       partitions: [...this.partitions].map(([partition, p]) => ({

@@ -43,6 +43,8 @@ export interface TaskProbe {
   /** Records sent and not yet acknowledged. */
   readonly inFlight: number;
   readonly status: TaskStatus;
+  /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
+  uncommitted(): { records: number; bytes: number };
 }
 
 /** How one offset flush went. */
@@ -115,6 +117,9 @@ export class TaskRunner<P, O, C> {
   /** Acknowledged records (and their bytes) taken out of `submitted` whose offsets are in `pending`, not yet flushed. */
   private pendingRecords = 0;
   private pendingBytes = 0;
+  /** The same for the flush being written. */
+  private flushingRecords = 0;
+  private flushingBytes = 0;
   private heartbeatBusy = false;
   private lagFailed = false;
   private storeWrite: Promise<unknown> | undefined;
@@ -151,6 +156,15 @@ export class TaskRunner<P, O, C> {
   /** Records sent and not yet acknowledged. */
   get inFlight(): number {
     return this.submitted.inFlight;
+  }
+
+  /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
+  uncommitted(): { records: number; bytes: number } {
+    const queued = this.submitted.ackedNotTaken();
+    return {
+      records: queued.records + this.pendingRecords + this.flushingRecords,
+      bytes: queued.bytes + this.pendingBytes + this.flushingBytes,
+    };
   }
 
   /**
@@ -543,6 +557,8 @@ export class TaskRunner<P, O, C> {
     this.pending = new Map();
     this.pendingRecords = 0;
     this.pendingBytes = 0;
+    this.flushingRecords = records;
+    this.flushingBytes = bytes;
     const entries: OffsetEntry[] = [...toFlush.values()].map((e) => ({ partition: e.partition, offset: e.offset }));
     // Stores apply writes in call order (see OffsetStore), so a write that timed out here and
     // lands later cannot overwrite a newer one.
@@ -559,6 +575,8 @@ export class TaskRunner<P, O, C> {
       () => this.writeSettled(write),
     );
     const outcome = await withTimeout(this.clock, write, this.settings.flushTimeoutMs);
+    this.flushingRecords = 0;
+    this.flushingBytes = 0;
     if (!outcome.ok) {
       this.restore(toFlush);
       this.pendingRecords += records;
