@@ -64,8 +64,8 @@ export interface TaskMetricsSnapshot {
   /** What the task last reported through `sourceLag()`; undefined when it has no such hook or the lag is unknown. */
   readonly sourceLag: SourceLag | undefined;
   /**
-   * True when `offset.stale.threshold.ms` is set and the committed offset is older than it
-   * while the source moved: the task reported a source lag above 0 or, without a lag hook,
+   * True when `offset.stale.threshold.ms` is set and the task is RUNNING and its committed
+   * offset is older than that while the source moved: the task reported a source lag above 0 or, without a lag hook,
    * records were polled since the offset last advanced.
    */
   readonly stale: boolean;
@@ -233,8 +233,9 @@ export class TaskMetrics implements TaskListener {
     const commits = this.commitSuccesses + this.commitFailures;
     const uncommitted = this.probe?.uncommitted() ?? { records: 0, bytes: 0 };
     const moved = this.lag !== undefined ? this.lag.position > 0 : this.polled > this.polledAtAdvance;
+    const state = this.probe?.status.state ?? this.state;
     return {
-      state: this.probe?.status.state ?? this.state,
+      state,
       pollTotal: this.polled,
       writeTotal: this.written,
       activeCount: this.probe?.inFlight ?? 0,
@@ -266,7 +267,8 @@ export class TaskMetrics implements TaskListener {
       otherPartitions: this.others.size,
       otherPartitionsOffsetAgeMs: this.others.size === 0 ? undefined : now - this.oldestOther(),
       sourceLag: this.lag,
-      stale: this.staleThresholdMs > 0 && offsetAgeMs > this.staleThresholdMs && moved,
+      // Only a RUNNING task can be stale: a paused one is not expected to move its offset.
+      stale: state === 'RUNNING' && this.staleThresholdMs > 0 && offsetAgeMs > this.staleThresholdMs && moved,
     };
   }
 

@@ -181,6 +181,11 @@ describe('task metrics', () => {
     expect(run.metrics().stale).toBe(false);
     await run.advanceBy('2s');
     expect(run.metrics().stale).toBe(true);
+    // A paused task is not expected to move its offset: not stale.
+    run.pause();
+    expect(run.metrics().stale).toBe(false);
+    run.resume();
+    expect(run.metrics().stale).toBe(true);
     // A source that has not moved is not stale, however old the offset.
     task.sourceLag = () => ({ position: 0 });
     await run.flush();
