@@ -44,7 +44,7 @@ async function scrapeUntil(url: string, ok: (s: Sample[]) => boolean, what: stri
 }
 
 describeKafka('GET /metrics while the file source runs on a real broker', () => {
-  it('counts exactly the records in the topic, commits them all, and shows the worker, task status and source lag', async () => {
+  it('counts exactly the records in the topic, commits them all, shows the worker, task status and source lag, and answers health and loggers', async () => {
     const bootstrap = requireKafkaBootstrap();
     const topic = uniqueTopic('metrics-lines');
     const admin = new TopicAdmin(testKafka());
@@ -62,6 +62,7 @@ describeKafka('GET /metrics while the file source runs on a real broker', () => 
         'bootstrap.servers': bootstrap,
         'offset.storage.file.filename': join(dir, 'offsets.json'),
         'offset.flush.interval.ms': '300',
+        'log.level': 'info',
       }),
     );
     await writeFile(
@@ -126,6 +127,19 @@ describeKafka('GET /metrics while the file source runs on a real broker', () => 
       expect(sampleValue(s, 'kafka_connect_source_task_source_record_poll_total', task)).toBe(after.length);
       expect(written(s)).toBe(after.length);
       expect(sampleValue(s, 'tributary_uncommitted_bytes', task)).toBe(0);
+
+      // The same running worker answers its health check and changes a logger's level.
+      const base = worker.rest?.url;
+      const health = await fetch(`${base}/health`);
+      expect([health.status, ((await health.json()) as { status: string }).status]).toEqual([200, 'healthy']);
+      const put = await fetch(`${base}/admin/loggers/tributary.connector.files`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ level: 'DEBUG' }),
+      });
+      expect([put.status, await put.json()]).toEqual([200, ['tributary.connector.files', 'tributary.connector.files.task.0']]);
+      expect(worker.loggerLevels.level('tributary.connector.files.task.0')).toBe('DEBUG');
+      expect(((await (await fetch(`${base}/admin/loggers/root`)).json()) as { level: string }).level).toBe('INFO');
     } finally {
       await worker?.stop();
     }
