@@ -61,6 +61,7 @@ export {
   isSourceTaskClass,
   type OffsetReader,
   type RecordAck,
+  type SourceLag,
   SourceTask,
   type SourceTaskClass,
   type SourceTaskContext,

@@ -39,6 +39,25 @@ export interface RecordAck {
 }
 
 /**
+ * How far a task's committed offset is behind its source, as {@link SourceTask.sourceLag}
+ * reports it. Shown as metrics (`tributary_source_lag_position`, `tributary_source_lag_seconds`)
+ * and in the status page.
+ *
+ * @example
+ * ```ts
+ * const lag: SourceLag = { position: 4096, unit: 'bytes', timeMs: 1500 };
+ * ```
+ */
+export interface SourceLag {
+  /** How far behind, >= 0, counted in {@link SourceLag.unit}: e.g. the WAL bytes a replication slot retains. */
+  readonly position: number;
+  /** What `position` counts, e.g. `'bytes'` or `'records'`; default `'bytes'`. */
+  readonly unit?: string;
+  /** Where known: how far behind in time, in milliseconds (>= 0). */
+  readonly timeMs?: number;
+}
+
+/**
  * The code that reads a source. Extend it and give the connector its class.
  *
  * The runtime calls `start`, then `poll()` in rounds: a round is the Observable `poll()`
@@ -123,6 +142,31 @@ export abstract class SourceTask<P = unknown, O = unknown, C = unknown> {
   updateOffsets?(
     pending: ReadonlyArray<OffsetUpdate<P, O>>,
   ): ReadonlyArray<OffsetUpdate<P, O>> | undefined | Promise<ReadonlyArray<OffsetUpdate<P, O>> | undefined>;
+
+  /**
+   * Optional: how far the committed offset is behind the source (a position difference and,
+   * where known, a time). The runtime asks after each offset flush, bounded by
+   * `offset.flush.timeout.ms`; return undefined when unknown. A failure is logged and shows
+   * the lag as unknown; it never fails the task.
+   *
+   * @example
+   * ```ts
+   * class FileTask extends SourceTask<{ file: string }, { position: number }, { file: string }> {
+   *   readonly offsets = offsetCodec({ partition: t.type({ file: t.string }), offset: t.type({ position: t.number }) });
+   *   private committed = 0;
+   *   start() {}
+   *   poll() { return EMPTY; }
+   *   commit(done: ReadonlyArray<OffsetUpdate<{ file: string }, { position: number }>>) {
+   *     for (const u of done) this.committed = u.offset.position;
+   *   }
+   *   async sourceLag(): Promise<SourceLag> {
+   *     const size = (await stat('/var/log/app.log')).size;
+   *     return { position: Math.max(0, size - this.committed), unit: 'bytes' };
+   *   }
+   * }
+   * ```
+   */
+  sourceLag?(): SourceLag | undefined | Promise<SourceLag | undefined>;
 
   /** Releases the source. Called once, after the last poll round and the final flush. Default: nothing. */
   stop(): void | Promise<void> {}

@@ -51,12 +51,20 @@ export function resolveLogSettings(
   return { level, format };
 }
 
-/** The CLI's logger: pino, writing JSON lines or, with `format: 'pretty'`, one readable line per entry. */
-export function createCliLogger(settings: LogSettings, write: (line: string) => void): Logger {
+/**
+ * The CLI's logger: pino, writing JSON lines or, with `format: 'pretty'`, one readable line per
+ * entry. `pinoLevel` (default `settings.level`) is what pino itself lets through: `trace` when a
+ * `LoggerLevels` in front of it decides, so that `/admin/loggers` can lower levels at run time.
+ */
+export function createCliLogger(
+  settings: LogSettings,
+  write: (line: string) => void,
+  pinoLevel: (typeof LOG_LEVELS)[number] = settings.level,
+): Logger {
   const stream = {
     write: settings.format === 'json' ? write : (line: string) => write(prettyLine(line, settings.level)),
   };
-  return pino({ level: settings.level, base: undefined }, stream) as unknown as Logger;
+  return pino({ level: pinoLevel, base: undefined }, stream) as unknown as Logger;
 }
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };

@@ -7,10 +7,14 @@ import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
 import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
+import { MetricsHistory } from '../metrics/metrics-history.js';
+import { MetricsServer } from '../metrics/metrics-server.js';
+import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
 import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { maskUrlPasswords } from '../runtime/connector-config.js';
+import { LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -50,6 +54,12 @@ export interface StandaloneOptions {
 export type StandaloneWorker = Worker & {
   /** The REST API (stopped by `worker.stop()`), or undefined when `listeners=` is empty. */
   readonly rest: RestServer | undefined;
+  /** The worker's metrics (`GET /metrics`). */
+  readonly metrics: WorkerMetrics;
+  /** The worker's named loggers and their levels (`/admin/loggers`). */
+  readonly loggerLevels: LoggerLevels;
+  /** The listener of its own `GET /metrics` has with `metrics.listeners`, else undefined. */
+  readonly metricsServer: MetricsServer | undefined;
 };
 
 /**
@@ -68,9 +78,20 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const { config, providers } = await inFile(where, async () => resolveWorkerConfig(raw));
   const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
   const restOptions = await inFile(where, () => resolveRestOptions(config));
+  const metricsSettings = await inFile(where, async () => resolveMetricsSettings(config));
+  const metrics = new WorkerMetrics({
+    partitionLimit: metricsSettings.partitionLimit,
+    staleThresholdMs: metricsSettings.staleThresholdMs,
+  });
+  // A logger given without log.level gets everything, as before; /admin/loggers changes this level.
+  const levelGiven = config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL;
+  const loggerLevels = new LoggerLevels(
+    parseLogLevel(options.logger && levelGiven === undefined ? 'trace' : logSettings.level) ?? 'INFO',
+  );
   // sonic-boom, as pino's own destination: synchronous, and it retries a pipe that is full (EAGAIN).
   const stderr = options.logger ? undefined : pino.destination({ fd: 2, sync: true });
-  const logger = options.logger ?? createCliLogger(logSettings, (line) => stderr?.write(line));
+  // pino writes everything it is given; the levels of /admin/loggers decide what it is given.
+  const logger = loggerLevels.wrap(options.logger ?? createCliLogger(logSettings, (line) => stderr?.write(line), 'trace'));
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
   const kafka = config['bootstrap.servers'] ? await inFile(where, async () => kafkaAdapters(config, logger)) : undefined;
@@ -81,26 +102,44 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
       )
     : () => {};
   let rest: RestServer | undefined;
+  let metricsServer: MetricsServer | undefined;
   const worker = new Worker({
     config,
     logger,
     configProviders: providers,
     ...(kafka ?? embeddedAdapters(config, options, where)),
+    taskListener: metrics.taskListener,
+    taskFreshness: metrics.taskFreshness,
     close: async () => {
       await rest?.close();
+      await metricsServer?.close();
+      history.stop();
       await kafka?.close();
       uninstallGuard();
       uninstallProcessGuards();
     },
   });
+  metrics.attach(worker);
+  const history = new MetricsHistory(metrics, { intervalMs: metricsSettings.historyIntervalMs });
   const aborted = () => options.signal?.aborted === true;
+  let started = false;
   try {
     await kafka?.check();
     await worker.start();
+    history.start();
+    if (metricsSettings.listeners !== '' && !aborted()) {
+      metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
+      logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
+    }
     if (restOptions && !aborted()) {
       rest = await RestServer.start(worker, restOptions, {
         logger,
         clusterId: kafka ? kafkaClusterId(config['bootstrap.servers'] ?? '', kafkajsSecurityOptions(kafka.security)) : undefined,
+        metrics,
+        serveMetrics: metricsSettings.listeners === '',
+        loggerLevels,
+        history,
+        ready: () => started,
       });
     }
     for (const c of connectors) {
@@ -124,6 +163,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
           : 'no connector files given and the REST API is off (listeners=): the worker has nothing to run',
       );
     }
+    started = true;
   } catch (e) {
     // The start failure is what the user must see; a stop failure on top of it is logged.
     await worker
@@ -136,7 +176,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     logger.info({ event: 'worker.startup.aborted' }, 'stop requested during start-up; stopping gracefully');
     await worker.stop();
   }
-  return Object.assign(worker, { rest });
+  return Object.assign(worker, { rest, metrics, metricsServer, loggerLevels });
 }
 
 /** Runs `read`; a config error it raises names the file (`worker config w.properties: ...`). */

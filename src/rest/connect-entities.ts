@@ -28,6 +28,10 @@ export interface TaskStateJson {
     readonly 'total-records-skipped': number;
     readonly 'last-retry'?: string;
   };
+  /** Tributary: the source lag the task reports (`sourceLag()`), when it does. */
+  readonly source_lag?: { readonly position: number; readonly unit: string; readonly time_ms?: number };
+  /** Tributary: present (true) while the committed offset is stale (`offset.stale.threshold.ms`). */
+  readonly offset_stale?: true;
 }
 
 /** Kafka Connect's ConnectorStateInfo. */
@@ -78,6 +82,7 @@ export function taskStateJson(t: TaskStatusInfo): TaskStateJson {
         },
       }
     : {};
+  const lag = t.sourceLag;
   return {
     id: t.id,
     state: t.state,
@@ -85,6 +90,16 @@ export function taskStateJson(t: TaskStatusInfo): TaskStateJson {
     ...(t.version !== undefined ? { version: t.version } : {}),
     ...(t.trace ? { trace: t.trace } : {}),
     ...errors,
+    ...(lag
+      ? {
+          source_lag: {
+            position: lag.position,
+            unit: lag.unit ?? 'bytes',
+            ...(lag.timeMs !== undefined ? { time_ms: lag.timeMs } : {}),
+          },
+        }
+      : {}),
+    ...(t.stale ? { offset_stale: true as const } : {}),
   };
 }
 

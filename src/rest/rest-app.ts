@@ -1,20 +1,35 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type Logger, silentLogger } from '../api/logger.js';
+import type { MetricsHistory } from '../metrics/metrics-history.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { LoggerLevels } from '../runtime/logger-levels.js';
 import { MAX_CONNECTOR_NAME_LENGTH, type PluginAccess, type Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
+import { addLoggersRoutes, addObservabilityRoutes } from './observability-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
 import { addPluginsRoutes } from './plugins-routes.js';
 import { type ErrorBody, errorResponse, RestError } from './rest-error.js';
 import type { RestOptions } from './rest-options.js';
 import { addRootRoutes, type ClusterIdSource } from './root-routes.js';
 import { type RouteHandler, RouteTable } from './route-table.js';
+import { addStatusPageRoutes } from './status-page-routes.js';
 
 /** What the REST API needs beside the worker and its {@link RestOptions}. */
 export interface RestAppContext {
   readonly logger?: Logger;
   /** The Kafka cluster id for `GET /`; absent: null (embedded mode). */
   readonly clusterId?: ClusterIdSource;
+  /** The worker's metrics: `GET /metrics`, the health check's stale-offset guard. */
+  readonly metrics?: WorkerMetrics;
+  /** False when `GET /metrics` has a listener of its own (`metrics.listeners`); default true. */
+  readonly serveMetrics?: boolean;
+  /** The worker's named loggers: `/admin/loggers` (KIP-495); absent: those routes answer 404. */
+  readonly loggerLevels?: LoggerLevels;
+  /** The samples behind the status page's charts; with `metrics`, `GET /ui` serves the page. */
+  readonly history?: MetricsHistory;
+  /** False while the worker is starting: `GET /health` answers 503 starting (KIP-1017); default: ready. */
+  readonly ready?: () => boolean;
 }
 
 /**
@@ -158,6 +173,9 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addConnectorsRoutes(routes, worker, log, pluginAccess);
   addOffsetsRoutes(routes, worker);
   addPluginsRoutes(routes, worker, pluginAccess);
+  addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true, context.ready);
+  if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels);
+  if (context.metrics) addStatusPageRoutes(routes, worker, context.metrics, context.history);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;
 }

@@ -27,16 +27,11 @@ function tributaryPackage(): { version: string; commit: string } {
   return packageInfo;
 }
 
-/** Adds `GET /` (version, commit, Kafka cluster id) and `GET /health` (KIP-1017). */
+/** Adds `GET /` (version, commit, Kafka cluster id); `GET /health` is in observability-routes.ts. */
 export function addRootRoutes(routes: RouteTable, clusterId: ClusterIdSource | undefined): void {
   routes.add('GET', '/', async () => {
     const { version, commit } = tributaryPackage();
     const id = clusterId ? await clusterId().catch(() => null) : null;
     return { version, commit, kafka_cluster_id: id };
   });
-
-  routes.add('GET', '/health', async () => ({
-    status: 'healthy',
-    message: 'Worker has completed startup and is ready to handle requests.',
-  }));
 }

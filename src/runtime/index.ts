@@ -5,6 +5,16 @@
  */
 
 export { JsonLinesSender, type JsonLinesTarget } from '../embedded/json-lines-sender.js';
+export { type ConnectorView, METRICS, type MetricDefinition, type TaskView } from '../metrics/metric-table.js';
+export { MetricsServer } from '../metrics/metrics-server.js';
+export {
+  type MetricsSettings,
+  metricsConfig,
+  registerMetrics,
+  resolveMetricsSettings,
+  WorkerMetrics,
+  type WorkerMetricsOptions,
+} from '../metrics/worker-metrics.js';
 export { type RestOptions, RestServer, resolveRestOptions } from '../rest/index.js';
 export { FileOffsetStore } from '../storage/file-offset-store.js';
 export { MemoryOffsetStore } from '../storage/memory-offset-store.js';
@@ -20,7 +30,20 @@ export type {
   SendCallback,
   SenderStall,
 } from './ports.js';
-export { type TaskErrorCounts, type TaskListener, TaskRunner, type TaskRunnerOptions } from './task-runner.js';
+export {
+  type PartitionFreshness,
+  TaskMetrics,
+  type TaskMetricsOptions,
+  type TaskMetricsSnapshot,
+} from './task-metrics.js';
+export {
+  type FlushOutcome,
+  type TaskErrorCounts,
+  type TaskListener,
+  type TaskProbe,
+  TaskRunner,
+  type TaskRunnerOptions,
+} from './task-runner.js';
 export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';
 export type { TaskState, TaskStatus } from './task-status.js';
 export {

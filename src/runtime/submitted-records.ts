@@ -4,6 +4,8 @@ export interface SubmittedRecord<O> {
   /** True once the record stopped counting as in flight (acknowledged, or failed for good). */
   settled: boolean;
   readonly offset: O;
+  /** Key and value bytes, for instrumentation. */
+  readonly size: number;
 }
 
 interface PartitionQueue<P, O> {
@@ -17,6 +19,9 @@ export interface Committable<P, O> {
   readonly partition: P;
   readonly offset: O;
 }
+
+/** What {@link SubmittedRecords.takeCommittable} took: the offsets by partition key, and how many records (and bytes) they cover. */
+export type Taken<P, O> = Map<string, Committable<P, O>> & { records: number; bytes: number };
 
 /**
  * Tracks records per source partition in the order they were handed to the sender, and
@@ -44,14 +49,33 @@ export class SubmittedRecords<P, O> {
     return this.queues.size;
   }
 
+  /**
+   * Records acknowledged and not yet taken by {@link takeCommittable} (also those behind one
+   * not acknowledged), and their bytes. Walks every queue: for instrumentation, not the hot path.
+   */
+  ackedNotTaken(): { records: number; bytes: number } {
+    let records = 0;
+    let bytes = 0;
+    for (const queue of this.queues.values()) {
+      for (let i = queue.head; i < queue.records.length; i++) {
+        const r = queue.records[i] as SubmittedRecord<O>;
+        if (r.acked) {
+          records++;
+          bytes += r.size;
+        }
+      }
+    }
+    return { records, bytes };
+  }
+
   /** True while the partition has records not yet taken by {@link takeCommittable}. */
   has(key: string): boolean {
     return this.queues.has(key);
   }
 
   /** Adds a record at the end of its partition's queue; call {@link ack} when Kafka acknowledged it. */
-  submit(key: string, partition: P, offset: O): SubmittedRecord<O> {
-    const record: SubmittedRecord<O> = { acked: false, settled: false, offset };
+  submit(key: string, partition: P, offset: O, size = 0): SubmittedRecord<O> {
+    const record: SubmittedRecord<O> = { acked: false, settled: false, offset, size };
     this.queueFor(key, partition).records.push(record);
     this.unacked++;
     return record;
@@ -59,7 +83,7 @@ export class SubmittedRecords<P, O> {
 
   /** Adds an offset that counts as acknowledged, behind every record already submitted for the partition. */
   submitAcked(key: string, partition: P, offset: O): void {
-    this.queueFor(key, partition).records.push({ acked: true, settled: true, offset });
+    this.queueFor(key, partition).records.push({ acked: true, settled: true, offset, size: 0 });
   }
 
   /** Marks a record acknowledged. Acknowledging twice is a no-op. */
@@ -84,15 +108,22 @@ export class SubmittedRecords<P, O> {
 
   /**
    * Removes the acknowledged head of every queue and returns, per partition key, the offset
-   * of the last record removed. Partitions whose head is unacknowledged are left out.
+   * of the last record removed. Partitions whose head is unacknowledged are left out. The
+   * result also says how many records were removed, and their bytes.
    */
-  takeCommittable(): Map<string, Committable<P, O>> {
-    const out = new Map<string, Committable<P, O>>();
+  takeCommittable(): Taken<P, O> {
+    const out = Object.assign(new Map<string, Committable<P, O>>(), { records: 0, bytes: 0 });
     for (const [key, queue] of this.queues) {
       const { records } = queue;
       let i = queue.head;
-      while (i < records.length && (records[i] as SubmittedRecord<O>).acked) i++;
+      let bytes = 0;
+      while (i < records.length && (records[i] as SubmittedRecord<O>).acked) {
+        bytes += (records[i] as SubmittedRecord<O>).size;
+        i++;
+      }
       if (i === queue.head) continue;
+      out.records += i - queue.head;
+      out.bytes += bytes;
       out.set(key, { partition: queue.partition, offset: (records[i - 1] as SubmittedRecord<O>).offset });
       if (i === records.length) this.queues.delete(key);
       else if (i > 4096 && i * 2 > records.length) {

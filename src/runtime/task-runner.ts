@@ -5,6 +5,7 @@ import {
   EMPTY,
   exhaustMap,
   filter,
+  finalize,
   interval,
   type Observable,
   type Subscription,
@@ -16,7 +17,7 @@ import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '..
 import { type Logger, silentLogger } from '../api/logger.js';
 import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
-import type { OffsetReader, SourceTask, SourceTaskContext } from '../api/source-task.js';
+import type { OffsetReader, SourceLag, SourceTask, SourceTaskContext } from '../api/source-task.js';
 import type { RecordHeader, TransformRecord } from '../api/transformation.js';
 import { connectValueText } from '../transforms/java-compat.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
@@ -37,6 +38,42 @@ export interface TaskListener {
   flushFailed?(error: TributaryError): void;
   /** The task's `commit()` hook ran after a flush. */
   committed?(): void;
+  /** Called once, when the runner is built: what the listener may read at any time later. */
+  attached?(task: TaskProbe): void;
+  /** A poll round ended: the records it emitted and how long it ran, in milliseconds. */
+  pollCompleted?(records: number, durationMs: number): void;
+  /** A heartbeat tick came: `skipped` when the previous `produceHeartbeatRecords()` was still running. */
+  heartbeatTick?(skipped: boolean): void;
+  /** A record could not be sent (invalid, or the sender gave up on it); the task fails with `error`. */
+  recordFailed?(error: TributaryError): void;
+  /** An offset flush ended, successful or not (flushes with nothing to write included). */
+  flushCompleted?(outcome: FlushOutcome): void;
+  /** The task's state changed. */
+  stateChanged?(status: TaskStatus): void;
+  /** The task reported how far its committed offset is behind its source (see `SourceTask.sourceLag`). */
+  sourceLag?(lag: SourceLag | undefined): void;
+}
+
+/** What a {@link TaskListener} may read from the runner it instruments. */
+export interface TaskProbe {
+  /** Records sent and not yet acknowledged. */
+  readonly inFlight: number;
+  readonly status: TaskStatus;
+  /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
+  uncommitted(): { records: number; bytes: number };
+}
+
+/** How one offset flush went. */
+export interface FlushOutcome {
+  readonly ok: boolean;
+  /** From the start of the flush to the store's answer (or the timeout), in milliseconds. */
+  readonly durationMs: number;
+  /** Source partitions written; 0 for a flush that had nothing to write. */
+  readonly partitions: number;
+  /** Acknowledged records (data and heartbeat) whose offsets this flush made durable; 0 when it failed. */
+  readonly records: number;
+  /** Their key and value bytes. */
+  readonly bytes: number;
 }
 
 /** What a task's error handling did so far: retries after a RetriableError, records skipped by `errors.tolerance=all`. */
@@ -107,6 +144,14 @@ export class TaskRunner<P, O, C> {
   private readonly validTopics = new Set<string>();
   private lastTopic: string | undefined;
   private flushing: Promise<boolean> | undefined;
+  /** Acknowledged records (and their bytes) taken out of `submitted` whose offsets are in `pending`, not yet flushed. */
+  private pendingRecords = 0;
+  private pendingBytes = 0;
+  /** The same for the flush being written. */
+  private flushingRecords = 0;
+  private flushingBytes = 0;
+  private heartbeatBusy = false;
+  private lagFailed = false;
   private storeWrite: Promise<unknown> | undefined;
   /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
   private readonly committed = new Map<string, string>();
@@ -152,6 +197,7 @@ export class TaskRunner<P, O, C> {
     this.listener = guardListener(options.listener ?? {}, this.log);
     this.sender.onStall?.((stall) => this.senderStalled(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
+    this.listener.attached?.(this);
   }
 
   /** The current state. */
@@ -200,6 +246,15 @@ export class TaskRunner<P, O, C> {
   /** Records sent and not yet acknowledged. */
   get inFlight(): number {
     return this.submitted.inFlight;
+  }
+
+  /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
+  uncommitted(): { records: number; bytes: number } {
+    const queued = this.submitted.ackedNotTaken();
+    return {
+      records: queued.records + this.pendingRecords + this.flushingRecords,
+      bytes: queued.bytes + this.pendingBytes + this.flushingBytes,
+    };
   }
 
   /**
@@ -354,6 +409,14 @@ export class TaskRunner<P, O, C> {
   }
 
   private pollRound(): Promise<number> {
+    const started = this.clock.now();
+    return this.pollRoundOnce().then((count) => {
+      this.listener.pollCompleted?.(count, this.clock.now() - started);
+      return count;
+    });
+  }
+
+  private pollRoundOnce(): Promise<number> {
     return new Promise((resolve) => {
       let count = 0;
       let source: Observable<SourceRecord<P, O>>;
@@ -394,13 +457,22 @@ export class TaskRunner<P, O, C> {
 
   private heartbeats(): Observable<unknown> {
     return interval(this.settings.heartbeatIntervalMs, this.clock.scheduler).pipe(
-      // At the in-flight bound (Kafka slow or away) a tick is skipped too, as a poll round would
-      // be: memory stays bounded however long the outage, and nothing is lost, since the next
-      // heartbeat after it carries the fresher offset.
-      filter(() => this.status.state === 'RUNNING' && !this.stopping && this.submitted.inFlight < this.settings.maxInFlight),
-      // A tick that comes while the previous call is still running is dropped, not queued.
-      exhaustMap(() =>
-        defer(() => this.task.produceHeartbeatRecords()).pipe(
+      filter(() => {
+        // At the in-flight bound (Kafka slow or away) a tick is skipped too, as a poll round would
+        // be: memory stays bounded however long the outage, and nothing is lost, since the next
+        // heartbeat after it carries the fresher offset.
+        if (this.status.state !== 'RUNNING' || this.stopping || this.submitted.inFlight >= this.settings.maxInFlight) {
+          return false;
+        }
+        // A tick that comes while the previous call is still running is dropped, not queued
+        // (exhaustMap would drop it too; this counts it).
+        if (this.heartbeatBusy) this.listener.heartbeatTick?.(true);
+        return !this.heartbeatBusy;
+      }),
+      exhaustMap(() => {
+        this.heartbeatBusy = true;
+        this.listener.heartbeatTick?.(false);
+        return defer(() => this.task.produceHeartbeatRecords()).pipe(
           tap({ next: (record) => this.dispatch(record, true) }),
           catchError((e: unknown) => {
             // A RetriableError skips this tick; the next tick is the retry.
@@ -408,8 +480,11 @@ export class TaskRunner<P, O, C> {
             else this.fail(toTributaryError(e, 'HEARTBEAT_FAILED', `produceHeartbeatRecords() of task ${this.id} failed`));
             return EMPTY;
           }),
-        ),
-      ),
+          finalize(() => {
+            this.heartbeatBusy = false;
+          }),
+        );
+      }),
     );
   }
 
@@ -461,7 +536,9 @@ export class TaskRunner<P, O, C> {
       };
       this.submit(record, out);
     } catch (e) {
-      this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
+      const error = toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`);
+      this.listener.recordFailed?.(error);
+      this.fail(error);
     }
   }
 
@@ -697,7 +774,8 @@ export class TaskRunner<P, O, C> {
 
   private submit(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, out: OutgoingRecord): void {
     const part = this.encodePartition(record.sourcePartition);
-    const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
+    const size = (out.key?.length ?? 0) + (out.value?.length ?? 0);
+    const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset), size);
     try {
       this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
     } catch (e) {
@@ -720,7 +798,13 @@ export class TaskRunner<P, O, C> {
     if (error || !metadata) {
       // Nothing more will come for it, but its partition must not commit past it.
       this.submitted.fail(handle);
-      this.fail(toTributaryError(error ?? new Error('no metadata'), 'SEND_FAILED', `Sending to topic '${out.topic}' failed`));
+      const failure = toTributaryError(
+        error ?? new Error('no metadata'),
+        'SEND_FAILED',
+        `Sending to topic '${out.topic}' failed`,
+      );
+      this.listener.recordFailed?.(failure);
+      this.fail(failure);
       if (this.wakeDrained && this.submitted.inFlight === 0) this.wakeDrained();
       return;
     }
@@ -811,18 +895,30 @@ export class TaskRunner<P, O, C> {
   }
 
   private takeCommittable(): void {
-    for (const [key, entry] of this.submitted.takeCommittable()) this.pending.set(key, entry);
+    const taken = this.submitted.takeCommittable();
+    for (const [key, entry] of taken) this.pending.set(key, entry);
+    this.pendingRecords += taken.records;
+    this.pendingBytes += taken.bytes;
   }
 
   private async flushOnce(): Promise<boolean> {
+    const started = this.clock.now();
     this.takeCommittable();
     if (this.task.updateOffsets) await this.applyOffsetUpdates();
     if (this.pending.size === 0) {
+      this.listener.flushCompleted?.({ ok: true, durationMs: this.clock.now() - started, partitions: 0, records: 0, bytes: 0 });
       await this.commitHook([]);
+      await this.reportLag();
       return true;
     }
     const toFlush = this.pending;
+    const records = this.pendingRecords;
+    const bytes = this.pendingBytes;
     this.pending = new Map();
+    this.pendingRecords = 0;
+    this.pendingBytes = 0;
+    this.flushingRecords = records;
+    this.flushingBytes = bytes;
     const entries: OffsetEntry[] = [...toFlush.values()].map((e) => ({ partition: e.partition, offset: e.offset }));
     // Stores apply writes in call order (see OffsetStore), so a write that timed out here and
     // lands later cannot overwrite a newer one.
@@ -839,12 +935,23 @@ export class TaskRunner<P, O, C> {
       () => this.writeSettled(write),
     );
     const outcome = await withTimeout(this.clock, write, this.settings.flushTimeoutMs);
+    this.flushingRecords = 0;
+    this.flushingBytes = 0;
     if (!outcome.ok) {
       this.restore(toFlush);
       const what = this.finalFlush ? `Final offset flush of task ${this.id}` : `Offset flush of task ${this.id}`;
       const then = this.finalFlush
         ? `; the task is stopping, so the offsets of ${toFlush.size} source partition(s) are not stored and the next run sends their records again from the last stored offsets`
         : '; retrying at the next flush';
+      this.pendingRecords += records;
+      this.pendingBytes += bytes;
+      this.listener.flushCompleted?.({
+        ok: false,
+        durationMs: this.clock.now() - started,
+        partitions: entries.length,
+        records: 0,
+        bytes: 0,
+      });
       this.flushFailed(
         outcome.timedOut
           ? new TributaryError(
@@ -877,9 +984,51 @@ export class TaskRunner<P, O, C> {
     const fields = { event: 'offsets.committed', count: changed.length, offsets: changed.slice(0, 10) };
     if (changed.length > 0 && !this.finalFlush) this.log.info(fields, 'offsets committed');
     else this.log.debug({ ...fields, unchanged: entries.length - changed.length }, 'offsets committed');
+    this.listener.flushCompleted?.({
+      ok: true,
+      durationMs: this.clock.now() - started,
+      partitions: entries.length,
+      records,
+      bytes,
+    });
     this.listener.offsetsFlushed?.(entries);
     await this.commitHook(toFlush.values());
+    await this.reportLag();
     return true;
+  }
+
+  /** Asks the task how far behind its source it is (after each flush, so against fresh committed offsets); bounded, never fails the task. */
+  private async reportLag(): Promise<void> {
+    if (!this.task.sourceLag || !this.taskStarted) return;
+    try {
+      const outcome = await withTimeout(
+        this.clock,
+        Promise.resolve().then(() => this.task.sourceLag?.()),
+        this.settings.flushTimeoutMs,
+      );
+      if (!outcome.ok) {
+        if (outcome.timedOut)
+          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
+        throw outcome.error;
+      }
+      const lag = outcome.value ?? undefined;
+      if (lag !== undefined && !(Number.isFinite(lag.position) && lag.position >= 0)) {
+        throw new Error(`it returned position ${safeJson(lag.position)}: a finite number >= 0 is accepted`);
+      }
+      if (lag?.timeMs !== undefined && !(Number.isFinite(lag.timeMs) && lag.timeMs >= 0)) {
+        throw new Error(`it returned timeMs ${safeJson(lag.timeMs)}: a finite number >= 0, or none, is accepted`);
+      }
+      this.lagFailed = false;
+      this.listener.sourceLag?.(lag);
+    } catch (e) {
+      // Logged at warn once per run of failures, then at debug: it is asked after every flush.
+      const fields = { event: 'task.sourceLag.failed', err: e };
+      const message = `sourceLag() failed; the source lag is shown unknown: ${(e as Error).message}`;
+      if (this.lagFailed) this.log.debug(fields, message);
+      else this.log.warn(fields, message);
+      this.lagFailed = true;
+      this.listener.sourceLag?.(undefined);
+    }
   }
 
   /**
@@ -1109,26 +1258,47 @@ export class TaskRunner<P, O, C> {
 
   private setStatus(status: TaskStatus): void {
     this.state$.next(status);
+    this.listener.stateChanged?.(status);
   }
 }
 
 /** The listener with every callback guarded: instrumentation that throws is logged, never fails or crashes anything. */
 function guardListener(listener: TaskListener, log: Logger): TaskListener {
-  const guard =
-    <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
-    (...args: A): void => {
-      if (fn === undefined) return;
-      try {
-        fn.apply(listener, args);
-      } catch (e) {
-        log.warn({ event: 'task.listener.failed', err: e }, `task listener ${name}() threw; ignored`);
-      }
-    };
+  const failed = (name: string, e: unknown) =>
+    log.warn({ event: 'task.listener.failed', err: e }, `task listener ${name}() threw; ignored`);
+  const guard = <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
+    fn === undefined
+      ? undefined
+      : (...args: A): void => {
+          try {
+            fn.apply(listener, args);
+          } catch (e) {
+            failed(name, e);
+          }
+        };
+  // Called for every record: two fixed arguments, no rest array; absent when there is no callback.
+  const acked = listener.recordAcked;
   return {
-    recordAcked: guard('recordAcked', listener.recordAcked),
+    recordAcked:
+      acked === undefined
+        ? undefined
+        : (record, metadata) => {
+            try {
+              acked.call(listener, record, metadata);
+            } catch (e) {
+              failed('recordAcked', e);
+            }
+          },
     offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),
     flushFailed: guard('flushFailed', listener.flushFailed),
     committed: guard('committed', listener.committed),
+    attached: guard('attached', listener.attached),
+    pollCompleted: guard('pollCompleted', listener.pollCompleted),
+    heartbeatTick: guard('heartbeatTick', listener.heartbeatTick),
+    recordFailed: guard('recordFailed', listener.recordFailed),
+    flushCompleted: guard('flushCompleted', listener.flushCompleted),
+    stateChanged: guard('stateChanged', listener.stateChanged),
+    sourceLag: guard('sourceLag', listener.sourceLag),
   };
 }
 

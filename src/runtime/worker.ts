@@ -5,6 +5,7 @@ import type { ConfigProblem } from '../api/config-def.js';
 import { ConfigError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
+import type { SourceLag } from '../api/source-task.js';
 import { type ConfigProviders, configProviders } from './config-providers.js';
 import {
   type ConfigReport,
@@ -83,6 +84,8 @@ export interface WorkerOptions {
   readonly close?: () => Promise<void>;
   /** Instrumentation per task. */
   readonly taskListener?: (connector: string, taskId: number) => TaskListener | undefined;
+  /** Freshness shown in a task's status (source lag, stale offset), e.g. from the worker's metrics. */
+  readonly taskFreshness?: (connector: string, taskId: number) => TaskFreshness | undefined;
   /**
    * Instrumentation: called after each step of {@link Worker.createConnector} has done its
    * work. A throw fails that step, so the create rolls back as for any other failure there;
@@ -119,8 +122,16 @@ export interface RestartOptions {
   readonly onlyFailed?: boolean;
 }
 
+/** How fresh a task's committed offset is, as its status shows it. */
+export interface TaskFreshness {
+  /** What the task last reported through `sourceLag()`, when it did. */
+  readonly sourceLag?: SourceLag;
+  /** True while the offset is stale (`offset.stale.threshold.ms`): the task reports itself unhealthy. */
+  readonly stale?: boolean;
+}
+
 /** One task's state. */
-export interface TaskStatusInfo {
+export interface TaskStatusInfo extends TaskFreshness {
   readonly id: number;
   readonly state: TaskDisplayState;
   readonly workerId: string;
@@ -288,6 +299,7 @@ export class ConnectorRunner {
           if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, version, trace: mask(s.trace), ...errors };
           // A task whose sender cannot reach Kafka stays RUNNING; its trace says so (see TaskRunner.warning).
           const warning = s.state === 'RUNNING' || s.state === 'PAUSED' ? t.runner.warning : undefined;
+          const fresh = this.worker.options.taskFreshness?.(this.name, t.id);
           return {
             id: t.id,
             state: s.state === 'STOPPED' ? 'UNASSIGNED' : s.state,
@@ -295,6 +307,7 @@ export class ConnectorRunner {
             version,
             ...(warning ? { trace: mask(warning) } : {}),
             ...errors,
+            ...fresh,
           };
         })
         .sort((a, b) => a.id - b.id),

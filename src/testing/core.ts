@@ -3,6 +3,8 @@
  * which the contract suite needs, cannot be loaded with `require`).
  * @module
  */
+
+export type { PartitionFreshness, TaskMetricsSnapshot } from '../runtime/task-metrics.js';
 export {
   type CapturedRecord,
   type CapturedRecordView,

@@ -21,7 +21,9 @@ export {
   MockRuntime,
   type MockRuntimeOptions,
   MockSender,
+  type PartitionFreshness,
   type RecordPredicate,
+  type TaskMetricsSnapshot,
   toMillis,
   VirtualClock,
 } from './core.js';

@@ -1,10 +1,13 @@
+import { Registry } from 'prom-client';
 import { canonicalJson } from '../api/canonical-json.js';
 import { ConfigError } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import { isSourceTaskClass, type SourceTask } from '../api/source-task.js';
 import type { PredicateClass, TransformationClass } from '../api/transformation.js';
+import { registerMetrics } from '../metrics/worker-metrics.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata } from '../runtime/ports.js';
+import { TaskMetrics, type TaskMetricsSnapshot } from '../runtime/task-metrics.js';
 import { type TaskErrorCounts, TaskRunner } from '../runtime/task-runner.js';
 import { resolveTaskSettings } from '../runtime/task-settings.js';
 import type { TaskStatus } from '../runtime/task-status.js';
@@ -132,6 +135,7 @@ export class MockRuntime<P, O, C> {
   private runner!: TaskRunner<P, O, C>;
   private current!: SourceTask<P, O, C>;
   private transforms: TransformChainFactory = () => NO_TRANSFORMS;
+  private taskMetrics!: TaskMetrics;
 
   private constructor(
     private readonly factory: TaskFactory<P, O, C>,
@@ -189,6 +193,42 @@ export class MockRuntime<P, O, C> {
   /** Records sent and not yet acknowledged. */
   get inFlight(): number {
     return this.runner.inFlight;
+  }
+
+  /**
+   * The task's metrics now, the figures the worker exports at `GET /metrics` (see
+   * docs/metrics.md); fresh after each restart, as in Kafka Connect.
+   *
+   * @example
+   * ```ts
+   * await run.advanceBy('1m');
+   * expect(run.metrics().writeTotal).toBe(run.dataRecords.length);
+   * expect(run.metrics().heartbeatTicksSkipped).toBe(0);
+   * ```
+   */
+  metrics(): TaskMetricsSnapshot {
+    return this.taskMetrics.snapshot();
+  }
+
+  /** The task's metrics in the Prometheus text format, as `GET /metrics` shows them for this task. */
+  metricsText(): Promise<string> {
+    const registry = new Registry();
+    registerMetrics(registry, () => [
+      {
+        name: this.connector,
+        status: this.status.state === 'FAILED' ? 'failed' : 'running',
+        connectorClass: 'mock',
+        tasks: [
+          {
+            connector: this.connector,
+            taskId: this.options.taskId ?? 0,
+            status: (this.status.state === 'STOPPED' ? 'unassigned' : this.status.state).toLowerCase(),
+            metrics: this.taskMetrics.snapshot(),
+          },
+        ],
+      },
+    ]);
+    return registry.metrics();
   }
 
   /** Moves virtual time forward, firing timers and letting Promises settle between them. */
@@ -351,6 +391,11 @@ export class MockRuntime<P, O, C> {
     this.current = task;
     this.starts++;
     const settings = resolveTaskSettings(this.options.workerConfig ?? {}, this.options.connectorConfig ?? {});
+    const metrics = new TaskMetrics({
+      clock: this.clock,
+      staleThresholdMs: Number(this.options.workerConfig?.['offset.stale.threshold.ms'] ?? 0),
+    });
+    this.taskMetrics = metrics;
     this.runner = new TaskRunner<P, O, C>({
       connector: this.connector,
       taskId: this.options.taskId ?? 0,
@@ -363,8 +408,22 @@ export class MockRuntime<P, O, C> {
       logger: this.options.logger ?? silentLogger,
       transforms: this.transforms(),
       listener: {
-        recordAcked: (out, metadata) => this.capture(out, metadata),
-        offsetsFlushed: (entries) => this.flushes.push(this.decodeEntries(entries)),
+        attached: (probe) => metrics.attached(probe),
+        pollCompleted: (n, ms) => metrics.pollCompleted(n, ms),
+        heartbeatTick: (skipped) => metrics.heartbeatTick(skipped),
+        recordFailed: () => metrics.recordFailed(),
+        flushCompleted: (outcome) => metrics.flushCompleted(outcome),
+        stateChanged: (status) => metrics.stateChanged(status),
+        sourceLag: (lag) => metrics.sourceLag(lag),
+        flushFailed: () => {},
+        recordAcked: (out, metadata) => {
+          metrics.recordAcked(out);
+          this.capture(out, metadata);
+        },
+        offsetsFlushed: (entries) => {
+          metrics.offsetsFlushed(entries);
+          this.flushes.push(this.decodeEntries(entries));
+        },
         committed: () => {
           this.commits++;
         },

@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { concat, defer, from, mergeMap, type Observable, throwError } from 'rxjs';
-import { offsetCodec, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary';
+import { offsetCodec, type SourceLag, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary';
 import type { FileSourceConfig } from './file-source-config.js';
 import { type FileLine, type ReadBudget, TrackedFile } from './tracked-file.js';
 
@@ -70,6 +70,12 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
             ),
       ),
     );
+  }
+
+  /** Source lag: the bytes of its files not yet read. */
+  override async sourceLag(): Promise<SourceLag> {
+    const unread = await Promise.all(this.files.map((f) => f.unreadBytes()));
+    return { position: unread.reduce((a, b) => a + b, 0), unit: 'bytes' };
   }
 
   override async stop(): Promise<void> {

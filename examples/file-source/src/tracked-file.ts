@@ -63,6 +63,18 @@ export class TrackedFile {
   ) {}
 
   /**
+   * Bytes of the file not yet read into lines (its size now less the position after the last
+   * line emitted); 0 while the file is missing. For the task's source lag.
+   */
+  async unreadBytes(): Promise<number> {
+    const size = await stat(this.filename).then(
+      (s) => s.size,
+      () => this.position,
+    );
+    return Math.max(0, size - this.position);
+  }
+
+  /**
    * Opens the file at `committed` (0 when nothing was committed). A file shorter than
    * `committed` was truncated while the task was down: it is read from 0, with a warning.
    * A missing file is waited for when following and an error otherwise.

@@ -43,6 +43,24 @@ const values = (run: MockRuntime<{ filename: string }, { position: number }, Fil
   run.dataRecords.map((r) => r.value);
 
 describe('file source', () => {
+  it('reports the bytes of its files not yet read as source lag, after each flush', async () => {
+    const file = join(dir, 'lag.log');
+    await writeFile(file, 'one\ntwo\n');
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]) });
+    await run.advanceBy('1s');
+    await run.flush();
+    expect(run.metrics().sourceLag).toEqual({ position: 0, unit: 'bytes' });
+    // Written but not read yet (the next read is a poll interval away): 6 bytes behind.
+    await appendFile(file, 'three\n');
+    await run.flush();
+    expect(run.metrics().sourceLag).toEqual({ position: 6, unit: 'bytes' });
+    await run.advanceBy('2s');
+    await run.flush();
+    expect(run.metrics().sourceLag).toEqual({ position: 0, unit: 'bytes' });
+    expect(values(run)).toEqual(['one', 'two', 'three']);
+    await run.stop();
+  });
+
   it('writes one record per line: the line as a string value, no key, the byte position after its newline as offset', async () => {
     const file = join(dir, 'a.log');
     await writeFile(file, 'alpha\r\nbéta\n\ngamma\n');

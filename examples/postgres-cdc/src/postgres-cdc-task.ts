@@ -5,6 +5,7 @@ import {
   type HeartbeatRecord,
   isTributaryError,
   type OffsetUpdate,
+  type SourceLag,
   type SourceRecord,
   SourceTask,
   type SourceTaskContext,
@@ -83,6 +84,8 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   private lastOffsetLsn = 0n;
   /** The LSN confirmed to the slot: the committed offset's, only ever moving forward. */
   private confirmed = 0n;
+  /** A plain connection for the source-lag query, opened when first asked. */
+  private lagClient: pg.Client | undefined;
 
   async start(config: PostgresCdcConfig, context: SourceTaskContext<CdcPartition, CdcOffset>): Promise<void> {
     this.config = config;
@@ -180,9 +183,40 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     this.stream.confirm(this.confirmed);
   }
 
+  /**
+   * Source lag: the WAL the slot retains for this task, bytes from the server's current LSN to
+   * the slot's `confirmed_flush_lsn`, and, while PostgreSQL measures it, the time behind
+   * (`flush_lag` of the slot's WAL sender). Unknown (undefined) when the slot is gone.
+   */
+  override async sourceLag(): Promise<SourceLag | undefined> {
+    if (this.lagClient === undefined) {
+      const client = new pg.Client(clientConfig(this.config));
+      // An idle connection that breaks is opened again at the next ask.
+      client.on('error', () => {
+        if (this.lagClient === client) this.lagClient = undefined;
+      });
+      await client.connect();
+      this.lagClient = client;
+    }
+    const { rows } = await this.lagClient.query<{ bytes: string | null; lag_ms: string | null }>(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint::text AS bytes,
+              (EXTRACT(EPOCH FROM r.flush_lag) * 1000)::bigint::text AS lag_ms
+         FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
+        WHERE s.slot_name = $1`,
+      [this.partition.slot],
+    );
+    const row = rows[0];
+    if (row?.bytes === null || row?.bytes === undefined) return undefined;
+    const position = Math.max(0, Number(row.bytes));
+    return row.lag_ms === null ? { position, unit: 'bytes' } : { position, unit: 'bytes', timeMs: Number(row.lag_ms) };
+  }
+
   override async stop(): Promise<void> {
     await this.stream?.close();
     this.stream = undefined;
+    const client = this.lagClient;
+    this.lagClient = undefined;
+    await client?.end().catch(() => {});
   }
 
   private toRecord(change: RowChange): SourceRecord<CdcPartition, CdcOffset> {

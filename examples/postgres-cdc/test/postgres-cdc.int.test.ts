@@ -266,6 +266,29 @@ describe('postgres-cdc task', () => {
     await eventually('the slot to confirm the heartbeat offset', async () => (await slotRow(slot))?.confirmed === committed!.lsn);
   });
 
+  it('reports as source lag the WAL between the server position and the slot confirmed_flush_lsn', async () => {
+    const { slot, publication } = names();
+    const run = await start({ 'slot.name': slot, 'publication.name': publication });
+    await run.flush();
+    const lag = () => run.metrics().sourceLag;
+    expect(lag()?.unit).toBe('bytes');
+    // Writes the slot need not send (audit is not published) and no heartbeats: the lag grows by them.
+    const before = lag()?.position ?? 0;
+    const from = await sql('SELECT 1');
+    const to = await sql("INSERT INTO audit(payload) SELECT repeat('n', 500) FROM generate_series(1, 300)");
+    await run.flush();
+    const written = Number(
+      (await cluster.query<{ d: string }>('SELECT pg_wal_lsn_diff($1, $2)::bigint::text AS d', [to, from]))[0]!.d,
+    );
+    const rows = await cluster.query<{ d: string }>(
+      'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint::text AS d FROM pg_replication_slots WHERE slot_name = $1',
+      [slot],
+    );
+    expect(lag()!.position).toBeGreaterThanOrEqual(before + written);
+    // What the task reported is what the server says (nothing was written between the two reads but WAL of its own).
+    expect(Math.abs(lag()!.position - Number(rows[0]!.d))).toBeLessThan(64 * 1024);
+  });
+
   it('confirms to the slot only the LSN of the committed offset, never beyond it', async () => {
     const { slot, publication } = names();
     const run = await start(

@@ -1,8 +1,10 @@
 /**
  * The headline demonstration: the captured table idle, another table written continuously.
  * Two tasks read the same server at the same time, each from its own slot: one with heartbeats,
- * one without. The WAL each slot retains (`pg_current_wal_lsn() - restart_lsn`) is sampled as
- * it goes. With heartbeats it stays bounded; without, it grows with every byte written.
+ * one without. The WAL each slot holds is sampled as it goes: "unconfirmed" (`pg_current_wal_lsn()
+ * - confirmed_flush_lsn`) from the task's own source-lag metric (`run.metrics().sourceLag`, the
+ * figure `tributary_source_lag_position` exports), "retained" (`- restart_lsn`, which no metric
+ * shows) from the server. With heartbeats both stay bounded; without, they grow with every byte.
  *
  * `PG_CDC_DEMO_SECONDS` sets how long the unrelated writes go on (default 60);
  * `PG_CDC_DEMO_OUT` names a JSON file to write the series to (see scripts/wal-chart.ts).
@@ -70,23 +72,25 @@ async function startTask(slot: string, heartbeatMs: number): Promise<Run> {
 /** Slot positions seen ahead of what the task had committed: must stay empty. */
 const overConfirmed: string[] = [];
 
-async function probe(): Promise<Record<string, { retained: number; unconfirmed: number }>> {
+/** The WAL a slot holds unconfirmed, as the task's source-lag metric last reported it (0 before the first report). */
+const unconfirmed = (run: Run) => run.metrics().sourceLag?.position ?? 0;
+
+async function probe(): Promise<Record<string, { retained: number }>> {
   // Committed offsets first: the slot may only have confirmed what was committed before it was read.
   const committed = new Map<string, string | undefined>();
   for (const run of runs) {
     for (const entry of await run.committedOffsets()) committed.set(entry.partition.slot, entry.offset.lsn);
   }
-  const rows = await cluster.query<{ slot_name: string; retained: string; unconfirmed: string; confirmed: string }>(
+  const rows = await cluster.query<{ slot_name: string; retained: string; confirmed: string }>(
     `SELECT slot_name, confirmed_flush_lsn::text AS confirmed,
-            pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint::text AS retained,
-            pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint::text AS unconfirmed
+            pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint::text AS retained
        FROM pg_replication_slots`,
   );
   for (const r of rows) {
     const lsn = committed.get(r.slot_name);
     if (lsn !== undefined && parseLsn(r.confirmed) > parseLsn(lsn)) overConfirmed.push(`${r.slot_name}: ${r.confirmed} > ${lsn}`);
   }
-  return Object.fromEntries(rows.map((r) => [r.slot_name, { retained: Number(r.retained), unconfirmed: Number(r.unconfirmed) }]));
+  return Object.fromEntries(rows.map((r) => [r.slot_name, { retained: Number(r.retained) }]));
 }
 
 const mb = (bytes: number) => (bytes / MB).toFixed(1).padStart(7);
@@ -119,7 +123,12 @@ describe('WAL retained by the slot while the captured table is idle', () => {
         if (now - began >= nextSample) {
           nextSample += SAMPLE_EVERY_MS;
           const p = await probe();
-          const sample: WalSample = { t: Math.round((now - began) / 1000), on: p.hb_on!, off: p.hb_off!, phase };
+          const sample: WalSample = {
+            t: Math.round((now - began) / 1000),
+            on: { retained: p.hb_on!.retained, unconfirmed: unconfirmed(on) },
+            off: { retained: p.hb_off!.retained, unconfirmed: unconfirmed(off) },
+            phase,
+          };
           samples.push(sample);
           console.log(
             `t=${String(sample.t).padStart(3)}s  retained MB: heartbeats on ${mb(sample.on.retained)}   off ${mb(sample.off.retained)}`,
@@ -139,7 +148,7 @@ describe('WAL retained by the slot while the captured table is idle', () => {
       // confirmed_flush_lsn moves with the next flush; restart_lsn only at the next
       // running-transactions record, which a checkpoint writes at once.
       const deadline = Date.now() + 30_000;
-      while ((await probe()).hb_on!.unconfirmed > MB && Date.now() < deadline) await step('after');
+      while (unconfirmed(on) > MB && Date.now() < deadline) await step('after');
       await cluster.query('CHECKPOINT');
       while ((await probe()).hb_on!.retained > MB && Date.now() < deadline) await step('after');
       nextSample = 0;
@@ -169,6 +178,10 @@ describe('WAL retained by the slot while the captured table is idle', () => {
       expect(Math.max(...during.map((s) => s.on.retained))).toBeLessThan(rate * (15 + 1 + 2 + 7) + 16 * MB);
       expect(final.on.retained).toBeLessThan(16 * MB);
       expect(final.off.retained).toBeGreaterThan(10 * final.on.retained);
+      // The source-lag metric tells the same story: the slot without heartbeats holds all of it unconfirmed.
+      expect(final.off.unconfirmed).toBeGreaterThan(0.9 * written);
+      expect(final.on.unconfirmed).toBeLessThan(MB);
+      expect(during.every((s, i) => i === 0 || s.off.unconfirmed >= during[i - 1]!.off.unconfirmed)).toBe(true);
     },
     (SECONDS + 120) * 1000,
   );

@@ -1,0 +1,84 @@
+import type { FastifyReply } from 'fastify';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { LOG_LEVELS, type LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
+import { RestError } from './rest-error.js';
+import type { RouteTable } from './route-table.js';
+
+/**
+ * Adds `GET /metrics` (Prometheus text format) when `metrics` is given and served on this
+ * listener, and `GET /health` (KIP-1017): 503 starting until `ready()` (a standalone worker:
+ * until the connectors of its command line are started), 500 unhealthy while a task's
+ * committed offset is stale (`offset.stale.threshold.ms`), else 200 healthy.
+ */
+export function addObservabilityRoutes(
+  routes: RouteTable,
+  metrics: WorkerMetrics | undefined,
+  serveMetrics: boolean,
+  ready: () => boolean = () => true,
+): void {
+  if (metrics && serveMetrics) {
+    routes.add('GET', '/metrics', async (_request, reply) => metricsReply(metrics, reply));
+  }
+
+  routes.add('GET', '/health', async (_request, reply) => {
+    if (!ready()) {
+      reply.code(503);
+      return { status: 'starting', message: 'Worker is still starting up.' };
+    }
+    const stale = metrics ? staleTasks(metrics) : [];
+    if (stale.length > 0) {
+      reply.code(500);
+      return {
+        status: 'unhealthy',
+        message: `The committed offset of ${stale.join(', ')} has not advanced for longer than offset.stale.threshold.ms while its source moved`,
+      };
+    }
+    return { status: 'healthy', message: 'Worker has completed startup and is ready to handle requests.' };
+  });
+}
+
+/** Sends the metrics text with its content type. */
+export async function metricsReply(metrics: WorkerMetrics, reply: FastifyReply): Promise<FastifyReply> {
+  const body = await metrics.text();
+  return reply.header('content-type', metrics.contentType).send(body);
+}
+
+/** `connector task N` of every stale task. */
+export function staleTasks(metrics: WorkerMetrics): string[] {
+  return metrics
+    .view()
+    .flatMap((c) => c.tasks.filter((t) => t.metrics?.stale === true).map((t) => `connector ${t.connector} task ${t.taskId}`));
+}
+
+/**
+ * Adds Kafka Connect's `/admin/loggers` (KIP-495, KIP-976): list the loggers with a level of
+ * their own, read one, set one (and its descendants) at run time.
+ */
+export function addLoggersRoutes(routes: RouteTable, levels: LoggerLevels): void {
+  routes.add('GET', '/admin/loggers', async () => levels.list());
+
+  routes.add('GET', '/admin/loggers/:name', async (request) => {
+    const { name } = request.params as { name: string };
+    if (!levels.has(name)) throw new RestError(404, `Logger ${name} not found.`);
+    return levels.describe(name);
+  });
+
+  routes.add('PUT', '/admin/loggers/:name', async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const body = request.body as Record<string, unknown> | undefined;
+    const given = body !== null && typeof body === 'object' && !Array.isArray(body) ? body.level : undefined;
+    if (given === undefined || given === null) {
+      throw new RestError(400, "Desired 'level' parameter was not specified in request.");
+    }
+    const level = parseLogLevel(given);
+    // Kafka Connect answers 404 for a level it does not know.
+    if (level === undefined) {
+      throw new RestError(404, `invalid log level '${String(given)}': accepted are ${LOG_LEVELS.join(', ')} (any case)`);
+    }
+    const affected = levels.set(name, level);
+    const scope = (request.query as Record<string, unknown>).scope;
+    // scope=cluster (KIP-976) answers 204; a standalone worker is the whole cluster.
+    if (typeof scope === 'string' && scope.toLowerCase() === 'cluster') return reply.code(204).send();
+    return affected;
+  });
+}
