@@ -151,15 +151,22 @@ export abstract class SourceTask<P = unknown, O = unknown, C = unknown> {
    *
    * @example
    * ```ts
+   * import { stat } from 'node:fs/promises';
+   * import * as t from 'io-ts';
+   * import { EMPTY } from 'rxjs';
+   * import { offsetCodec, type OffsetUpdate } from 'tributary';
+   *
    * class FileTask extends SourceTask<{ file: string }, { position: number }, { file: string }> {
    *   readonly offsets = offsetCodec({ partition: t.type({ file: t.string }), offset: t.type({ position: t.number }) });
    *   private committed = 0;
    *   start() {}
-   *   poll() { return EMPTY; }
-   *   commit(done: ReadonlyArray<OffsetUpdate<{ file: string }, { position: number }>>) {
+   *   poll() {
+   *     return EMPTY;
+   *   }
+   *   override commit(done: ReadonlyArray<OffsetUpdate<{ file: string }, { position: number }>>) {
    *     for (const u of done) this.committed = u.offset.position;
    *   }
-   *   async sourceLag(): Promise<SourceLag> {
+   *   override async sourceLag(): Promise<SourceLag> {
    *     const size = (await stat('/var/log/app.log')).size;
    *     return { position: Math.max(0, size - this.committed), unit: 'bytes' };
    *   }

@@ -37,6 +37,9 @@ interface Track {
  *
  * @example
  * ```ts
+ * import { WorkerMetrics } from './worker-metrics.js';
+ *
+ * const metrics = new WorkerMetrics();
  * const history = new MetricsHistory(metrics, { intervalMs: 10_000 });
  * history.start();
  * // ... later

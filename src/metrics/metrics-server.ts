@@ -9,6 +9,9 @@ import type { WorkerMetrics } from './worker-metrics.js';
  *
  * @example
  * ```ts
+ * import { WorkerMetrics } from './worker-metrics.js';
+ *
+ * const metrics = new WorkerMetrics();
  * const server = await MetricsServer.start(metrics, 'http://127.0.0.1:9404');
  * // Prometheus scrapes server.url + '/metrics'
  * await server.close();

@@ -76,8 +76,11 @@ export interface WorkerMetricsOptions {
  *
  * @example
  * ```ts
+ * import { Worker, type WorkerOptions } from '../runtime/worker.js';
+ *
+ * declare const adapters: Pick<WorkerOptions, 'config' | 'offsetStore' | 'createSender'>;
  * const metrics = new WorkerMetrics();
- * const worker = new Worker({ config, offsetStore, createSender, taskListener: metrics.taskListener });
+ * const worker = new Worker({ ...adapters, taskListener: metrics.taskListener });
  * metrics.attach(worker);
  * // GET /metrics answers:
  * const body = await metrics.text();

@@ -38,6 +38,9 @@ export function parseLogLevel(value: unknown): LogLevelName | undefined {
  *
  * @example
  * ```ts
+ * import pino from 'pino';
+ * import type { Logger } from 'tributary';
+ *
  * const levels = new LoggerLevels('INFO');
  * const logger = levels.wrap(pino({ level: 'trace' }) as unknown as Logger);
  * levels.set('tributary.connector.orders', 'DEBUG'); // that connector's debug lines now show

@@ -93,8 +93,12 @@ interface PartitionState {
  *
  * @example
  * ```ts
+ * import { TaskRunner, type TaskRunnerOptions } from './task-runner.js';
+ *
+ * declare const options: TaskRunnerOptions<unknown, unknown, unknown>;
  * const metrics = new TaskMetrics();
  * const runner = new TaskRunner({ ...options, listener: metrics });
+ * await runner.start();
  * // later
  * console.log(metrics.snapshot().writeTotal);
  * ```

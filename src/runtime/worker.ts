@@ -538,13 +538,20 @@ export class ConnectorRunner {
   private trackTopics(listener: TaskListener | undefined): TaskListener | undefined {
     if (this.worker.options.config['topic.tracking.enable'] === 'false') return listener;
     const topics = this.activeTopics;
-    return {
-      ...listener,
-      recordAcked: (record, metadata) => {
-        if (!record.heartbeat && !topics.has(record.topic)) topics.add(record.topic);
-        listener?.recordAcked?.(record, metadata);
-      },
+    const recordAcked: NonNullable<TaskListener['recordAcked']> = (record, metadata) => {
+      if (!record.heartbeat && !topics.has(record.topic)) topics.add(record.topic);
+      listener?.recordAcked?.(record, metadata);
     };
+    if (listener === undefined) return { recordAcked };
+    // Not `{ ...listener }`: a listener may be a class instance (TaskMetrics) whose methods are
+    // on its prototype, which a spread leaves behind; every other call goes to it, bound to it.
+    return new Proxy(listener, {
+      get(target, prop) {
+        if (prop === 'recordAcked') return recordAcked;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
   }
 
   private markFailed(error: TributaryError): void {

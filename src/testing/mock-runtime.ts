@@ -201,9 +201,26 @@ export class MockRuntime<P, O, C> {
    *
    * @example
    * ```ts
-   * await run.advanceBy('1m');
-   * expect(run.metrics().writeTotal).toBe(run.dataRecords.length);
-   * expect(run.metrics().heartbeatTicksSkipped).toBe(0);
+   * import * as t from 'io-ts';
+   * import { EMPTY } from 'rxjs';
+   * import { offsetCodec, SourceTask } from 'tributary';
+   * import { expect, it } from 'vitest';
+   *
+   * class IdleTask extends SourceTask<{ id: string }, { n: number }, Record<string, never>> {
+   *   readonly offsets = offsetCodec({ partition: t.type({ id: t.string }), offset: t.type({ n: t.number }) });
+   *   async start() {}
+   *   poll() {
+   *     return EMPTY;
+   *   }
+   * }
+   *
+   * it('writes nothing while idle, and skips no heartbeat tick', async () => {
+   *   const run = await MockRuntime.start(IdleTask, { config: {} });
+   *   await run.advanceBy('1m');
+   *   expect(run.metrics().writeTotal).toBe(run.dataRecords.length);
+   *   expect(run.metrics().heartbeatTicksSkipped).toBe(0);
+   *   await run.stop();
+   * });
    * ```
    */
   metrics(): TaskMetricsSnapshot {
