@@ -491,7 +491,15 @@ export class KafkajsSender implements RecordSender {
       }
       const now = Date.now();
       if (now >= batch.createdAt + this.config.deliveryTimeoutMs) {
+        // A batch sent before (waiting for its re-send) may have been written, and kafkajs
+        // rolled its sequence numbers back: as after any give-up, nothing more on this producer.
+        const sentBefore = batch.attempt > 0 && this.config.idempotent;
+        if (sentBefore) this.replacement = 'wanted';
         this.complete(batch, this.expiredError(batch, now));
+        if (sentBefore) {
+          this.pump();
+          return;
+        }
         continue;
       }
       this.dispatch(batch);

@@ -427,6 +427,29 @@ describe('KafkajsSender after giving up, and during outages', () => {
     expect(outcomes[1]?.metadata?.offset).toBe(1);
   });
 
+  it('replaces the producer when a sent batch waiting for its re-send passes delivery.timeout.ms (a late back-off timer)', async () => {
+    const { fake, send, outcomes, events } = await setup({ 'delivery.timeout.ms': '30005' });
+    send(record('lost-answer', { partition: 0 }));
+    await vi.advanceTimersByTimeAsync(5);
+    // Written, answer lost: the sender schedules a re-send 100 ms later, well within the deadline.
+    fake.fail(retriesExceeded(), undefined, true);
+    await settle();
+    expect(events.map((e) => e.type)).toEqual(['retry']);
+    // The back-off timer fires late, past the deadline (a busy event loop, a GC pause, a suspended VM).
+    vi.setSystemTime(Date.now() + 31_000);
+    send(record('later', { partition: 0 }));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(outcomes[0]?.error?.message).toContain('delivery.timeout.ms=30005');
+    // kafkajs rolled the sequence numbers of 'lost-answer' back: 'later', of the same size, must
+    // not go out on that producer, or the broker takes it for a duplicate and it is never written.
+    const later = fake.calls.filter((c) => c.batch.topicMessages?.[0]?.messages.some((m) => String(m.value) === 'later'));
+    expect(later.map((c) => c.connection)).toEqual([2]);
+    expect(events.map((e) => e.type)).toEqual(['retry', 'failed', 'producer-replaced']);
+    fake.succeed();
+    await settle();
+    expect(outcomes[1]?.metadata?.offset).toBe(1);
+  });
+
   it('holds later batches while the fresh producer cannot connect, failing those that wait past delivery.timeout.ms', async () => {
     const { fake, send, outcomes } = await setup({ 'delivery.timeout.ms': '30005' });
     send(record('a'));
