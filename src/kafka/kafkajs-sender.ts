@@ -315,7 +315,11 @@ export class KafkajsSender implements RecordSender {
       if (this.lifecycle === 'connecting') this.lifecycle = 'idle';
       throw e;
     }
-    if (this.lifecycle !== 'connecting') return; // closed meanwhile
+    if (this.lifecycle !== 'connecting') {
+      // Closed meanwhile: close()'s disconnect may have run before the connection was made.
+      await this.disconnectQuietly(this.producer);
+      return;
+    }
     this.lifecycle = 'connected';
     this.pump();
   }
@@ -423,6 +427,14 @@ export class KafkajsSender implements RecordSender {
     if (!wasConnecting) return;
     try {
       await this.producer.disconnect();
+    } catch (e) {
+      this.onAsyncError(asError(e));
+    }
+  }
+
+  private async disconnectQuietly(producer: KafkajsProducerLike): Promise<void> {
+    try {
+      await producer.disconnect();
     } catch (e) {
       this.onAsyncError(asError(e));
     }
@@ -639,6 +651,8 @@ export class KafkajsSender implements RecordSender {
       attempts++;
       try {
         await this.producer.connect();
+        // Closed meanwhile: close()'s disconnect may have run before the connection was made.
+        if (this.lifecycle !== 'connected') await this.disconnectQuietly(this.producer);
         break;
       } catch (e) {
         if (this.lifecycle !== 'connected') return;

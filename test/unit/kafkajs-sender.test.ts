@@ -482,6 +482,42 @@ describe('KafkajsSender after giving up, and during outages', () => {
     expect(fake.calls).toHaveLength(1);
   });
 
+  it('close() while the fresh producer is still connecting leaves no producer connected', async () => {
+    const { fake, sender, send } = await setup();
+    send(record('a'));
+    await vi.advanceTimersByTimeAsync(5);
+    let connected!: () => void;
+    fake.connectGate = new Promise((resolve) => {
+      connected = resolve;
+    });
+    fake.fail(messageTooLarge());
+    await settle();
+    expect(fake.producers).toBe(2);
+    await sender.close();
+    // The fresh producer's connection completes after close() disconnected it.
+    fake.connectGate = undefined;
+    connected();
+    await settle();
+    expect(fake.connects).toBe(2);
+    expect(fake.connected).toBe(false);
+  });
+
+  it('close() while connect() is under way leaves the producer disconnected', async () => {
+    const fake = new FakeKafkajsProducer();
+    const sender = new KafkajsSender({ kafka: fake.kafka(), config: config() });
+    let connected!: () => void;
+    fake.connectGate = new Promise((resolve) => {
+      connected = resolve;
+    });
+    const connecting = sender.connect();
+    await sender.close();
+    fake.connectGate = undefined;
+    connected();
+    await connecting;
+    expect(fake.connects).toBe(1);
+    expect(fake.connected).toBe(false);
+  });
+
   it('retries a batch in order until Kafka answers when delivery.timeout.ms is not set, however long the outage', async () => {
     const { fake, send, outcomes } = await setup();
     send(record('a', { partition: 0 }));
