@@ -1024,6 +1024,8 @@ function unacknowledged(batch: Batch, offsets: Map<string, TopicOffsets>): strin
  */
 function splitOff(batch: Batch, offsets: Map<string, TopicOffsets>): Batch {
   const rest = newBatch(batch.createdAt);
+  // Sent as part of the batch (kafkajs may have sent them before a retry left them out).
+  rest.attempt = batch.attempt;
   rest.requests = batch.requests;
   rest.resends = batch.resends;
   const kept: TopicEntry[] = [];

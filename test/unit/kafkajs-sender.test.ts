@@ -450,6 +450,23 @@ describe('KafkajsSender after giving up, and during outages', () => {
     expect(outcomes[1]?.metadata?.offset).toBe(1);
   });
 
+  it('replaces the producer too when the records kafkajs left without an offset expire before their re-send', async () => {
+    const { fake, send, outcomes, events } = await setup({ 'delivery.timeout.ms': '30005' });
+    send(record('a0', { partition: 0 }));
+    send(record('a1', { partition: 1 }));
+    await vi.advanceTimersByTimeAsync(5);
+    fake.succeed(fake.open()[0], [1]);
+    await settle();
+    vi.setSystemTime(Date.now() + 31_000);
+    send(record('later', { partition: 1 }));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(outcomes.map((o) => o.calls)).toEqual([1, 1, 0]);
+    expect(outcomes[1]?.error?.message).toContain('delivery.timeout.ms=30005');
+    const later = fake.calls.filter((c) => c.batch.topicMessages?.[0]?.messages.some((m) => String(m.value) === 'later'));
+    expect(later.map((c) => c.connection)).toEqual([2]);
+    expect(events.map((e) => e.type)).toEqual(['retry', 'failed', 'producer-replaced']);
+  });
+
   it('holds later batches while the fresh producer cannot connect, failing those that wait past delivery.timeout.ms', async () => {
     const { fake, send, outcomes } = await setup({ 'delivery.timeout.ms': '30005' });
     send(record('a'));
