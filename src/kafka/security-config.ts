@@ -315,7 +315,9 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
             : (given.get('ssl.keystore.location')?.[1] ?? 'ssl.keystore.key');
         const wrongPassword = /mac verify|bad decrypt|bad password|interrupted or cancelled/i.test(message);
         const what = pkcs12 !== undefined ? `open the PKCS12 key store ${pkcs12.location}` : 'use the private key';
-        problems.push(`${where}: cannot ${what}: ${wrongPassword ? `wrong ${passwordKey}` : message}`);
+        const password = pkcs12 !== undefined ? pkcs12.password : keyPassword;
+        const why = wrongPassword ? (password ? `wrong ${passwordKey}` : `it is encrypted: set ${passwordKey}`) : message;
+        problems.push(`${where}: cannot ${what}: ${why}`);
       }
     }
     return { ca, cert, key, keyPassword: keyPassword === '' ? undefined : keyPassword, pkcs12, verifyHostname: algorithm !== '' };

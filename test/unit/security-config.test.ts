@@ -266,6 +266,13 @@ describe('resolveKafkaSecurity', () => {
       'ssl.key.password': 'not-the-password',
     });
     expect(encrypted).toEqual(['ssl.keystore.key: cannot use the private key: wrong ssl.key.password']);
+    expect(
+      problemsOf({
+        'security.protocol': 'SSL',
+        'ssl.keystore.key': await readFile(certs.clientKeyEncryptedPem, 'utf8'),
+        'ssl.keystore.certificate.chain': await readFile(certs.clientCertPem, 'utf8'),
+      }),
+    ).toEqual(['ssl.keystore.key: cannot use the private key: it is encrypted: set ssl.key.password']);
     expect(JSON.stringify(encrypted)).not.toContain('not-the-password');
     const rest = problemsOf(
       {
