@@ -911,6 +911,14 @@ export class KafkajsSender implements RecordSender {
   }
 
   private expiredError(batch: Batch, now: number): TributaryError {
+    if (batch.attempt > 0) {
+      return new TributaryError(
+        'SEND_FAILED',
+        `Could not write ${batch.count} record(s) for ${topicList(batch)}: delivery.timeout.ms=${this.config.deliveryTimeoutMs} ` +
+          `passed before they could be sent again (after ${now - batch.createdAt} ms and ${batch.requests} request(s)); ` +
+          'they may or may not have been written. Check that the brokers in bootstrap.servers are up and reachable from this worker.',
+      );
+    }
     return new TributaryError(
       'SEND_FAILED',
       `Could not write ${batch.count} record(s) for ${topicList(batch)}: not sent within delivery.timeout.ms=` +
