@@ -297,7 +297,9 @@ export class KafkaOffsetStore implements OffsetStore {
     const current = this.versions.get(canonicalKey) ?? this.tombstones.get(canonicalKey);
     if (current !== undefined && !supersedes(version, current)) {
       // An older record under another text: that text keeps its value in the compacted topic.
-      if (version.text !== current.text && !current.others?.includes(version.text)) (current.others ??= []).push(version.text);
+      if (version.text !== current.text && !current.others?.includes(version.text)) {
+        current.others = [...(current.others ?? []), version.text];
+      }
       return;
     }
     if (current !== undefined && current.text === version.text) {

@@ -158,12 +158,9 @@ describe('tributary standalone on the embedded default', () => {
     const longTopic = `t-${'n'.repeat(2100)}`;
     await writeFile(
       join(dir, 'bad.properties'),
-      [
-        'name=bad',
-        'connector.class=./examples/datagen/src/index.ts#DatagenConnector',
-        `topic=${longTopic}`,
-        'rate=200',
-      ].join('\n'),
+      ['name=bad', 'connector.class=./examples/datagen/src/index.ts#DatagenConnector', `topic=${longTopic}`, 'rate=200'].join(
+        '\n',
+      ),
     );
     const run = startCli([
       'standalone',
