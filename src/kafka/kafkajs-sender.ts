@@ -321,7 +321,11 @@ export class KafkajsSender implements RecordSender {
       if (this.lifecycle === 'connecting') this.lifecycle = 'idle';
       throw e;
     }
-    if (this.lifecycle !== 'connecting') return; // closed meanwhile
+    if (this.lifecycle !== 'connecting') {
+      // Closed meanwhile: close()'s disconnect may have run before the connection was made.
+      await this.disconnectQuietly(this.producer);
+      return;
+    }
     this.lifecycle = 'connected';
     this.pump();
   }
@@ -434,6 +438,14 @@ export class KafkajsSender implements RecordSender {
     }
   }
 
+  private async disconnectQuietly(producer: KafkajsProducerLike): Promise<void> {
+    try {
+      await producer.disconnect();
+    } catch (e) {
+      this.onAsyncError(asError(e));
+    }
+  }
+
   private openBatch(): Batch {
     const batch = newBatch(Date.now());
     this.open = batch;
@@ -497,7 +509,15 @@ export class KafkajsSender implements RecordSender {
       }
       const now = Date.now();
       if (now >= batch.createdAt + this.config.deliveryTimeoutMs) {
+        // A batch sent before (waiting for its re-send) may have been written, and kafkajs
+        // rolled its sequence numbers back: as after any give-up, nothing more on this producer.
+        const sentBefore = batch.attempt > 0 && this.config.idempotent;
+        if (sentBefore) this.replacement = 'wanted';
         this.complete(batch, this.expiredError(batch, now));
+        if (sentBefore) {
+          this.pump();
+          return;
+        }
         continue;
       }
       this.dispatch(batch);
@@ -637,6 +657,8 @@ export class KafkajsSender implements RecordSender {
       attempts++;
       try {
         await this.producer.connect();
+        // Closed meanwhile: close()'s disconnect may have run before the connection was made.
+        if (this.lifecycle !== 'connected') await this.disconnectQuietly(this.producer);
         break;
       } catch (e) {
         if (this.lifecycle !== 'connected') return;
@@ -895,6 +917,14 @@ export class KafkajsSender implements RecordSender {
   }
 
   private expiredError(batch: Batch, now: number): TributaryError {
+    if (batch.attempt > 0) {
+      return new TributaryError(
+        'SEND_FAILED',
+        `Could not write ${batch.count} record(s) for ${topicList(batch)}: delivery.timeout.ms=${this.config.deliveryTimeoutMs} ` +
+          `passed before they could be sent again (after ${now - batch.createdAt} ms and ${batch.requests} request(s)); ` +
+          'they may or may not have been written. Check that the brokers in bootstrap.servers are up and reachable from this worker.',
+      );
+    }
     return new TributaryError(
       'SEND_FAILED',
       `Could not write ${batch.count} record(s) for ${topicList(batch)}: not sent within delivery.timeout.ms=` +
@@ -1011,6 +1041,8 @@ function unacknowledged(batch: Batch, offsets: Map<string, TopicOffsets>): strin
  */
 function splitOff(batch: Batch, offsets: Map<string, TopicOffsets>): Batch {
   const rest = newBatch(batch.createdAt);
+  // Sent as part of the batch (kafkajs may have sent them before a retry left them out).
+  rest.attempt = batch.attempt;
   rest.requests = batch.requests;
   rest.resends = batch.resends;
   const kept: TopicEntry[] = [];

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../api/errors.js';
 
 /**
@@ -297,6 +298,28 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
     const ca = resolveTrust();
     const { cert, key, pkcs12 } = resolveKeyStore();
     const keyPassword = value('ssl.key.password');
+    if (pkcs12 !== undefined || (cert !== undefined && key !== undefined)) {
+      // Opened now, so a wrong password is a start-up error naming its key, not a failed handshake later.
+      try {
+        createSecureContext(
+          pkcs12 !== undefined
+            ? { pfx: pkcs12.data, passphrase: pkcs12.password }
+            : { cert, key, ...(keyPassword ? { passphrase: keyPassword } : {}) },
+        );
+      } catch (e) {
+        const message = (e as Error).message;
+        const passwordKey = nameOf(pkcs12 !== undefined ? 'ssl.keystore.password' : 'ssl.key.password');
+        const where =
+          pkcs12 !== undefined
+            ? nameOf('ssl.keystore.location')
+            : (given.get('ssl.keystore.location')?.[1] ?? 'ssl.keystore.key');
+        const wrongPassword = /mac verify|bad decrypt|bad password|interrupted or cancelled/i.test(message);
+        const what = pkcs12 !== undefined ? `open the PKCS12 key store ${pkcs12.location}` : 'use the private key';
+        const password = pkcs12 !== undefined ? pkcs12.password : keyPassword;
+        const why = wrongPassword ? (password ? `wrong ${passwordKey}` : `it is encrypted: set ${passwordKey}`) : message;
+        problems.push(`${where}: cannot ${what}: ${why}`);
+      }
+    }
     return { ca, cert, key, keyPassword: keyPassword === '' ? undefined : keyPassword, pkcs12, verifyHostname: algorithm !== '' };
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync, unlinkSync } from 'node:fs';
-import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { TributaryError } from '../api/errors.js';
 
@@ -31,9 +31,14 @@ let exitHandlerInstalled = false;
  *   boot) is stale and is taken over. Removing a stale lock is serialized by a short-lived
  *   takeover lock and checked again under it (see {@link takeOverStaleLock}), so two
  *   processes taking over at once cannot both win.
- * - A lock held by a live process, or by a process on another host or in another PID namespace
- *   such as another container (which cannot be checked), makes {@link FileLock.acquire} fail
- *   with `OFFSET_STORE_LOCKED` naming the file and the holder.
+ * - A lock held by a live process makes {@link FileLock.acquire} fail with
+ *   `OFFSET_STORE_LOCKED` naming the file and the holder. The holder touches its lock file every
+ *   {@link REFRESH_MS}; a lock of a process on another host or in another PID namespace (another
+ *   container, or the same container restarted after a crash), whose pid cannot be checked, is
+ *   stale once it has not been touched for {@link FOREIGN_STALE_MS}.
+ * - Before each write the holder checks with {@link FileLock.verify} that the lock is still its
+ *   own, so a holder whose lock was taken over (e.g. it was frozen past that time) fails loudly
+ *   instead of overwriting the new holder's file.
  * - Released by {@link FileLock.release}, or at process exit if still held; a process killed
  *   with SIGKILL leaves a stale lock that the next run takes over.
  *
@@ -51,6 +56,8 @@ let exitHandlerInstalled = false;
  * ```
  */
 export class FileLock {
+  private refreshTimer: NodeJS.Timeout | undefined;
+
   private constructor(
     /** The file locked. */
     readonly target: string,
@@ -89,6 +96,8 @@ export class FileLock {
           const lock = new FileLock(target, path, content);
           held.add(lock);
           installExitHandler();
+          lock.refreshTimer = setInterval(() => void lock.refresh(), REFRESH_MS);
+          lock.refreshTimer.unref?.();
           return lock;
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw unwritable(e);
@@ -99,11 +108,15 @@ export class FileLock {
         });
         if (seen === undefined) continue;
         const holder = parseHolder(seen);
+        const checkable = holder !== undefined && holder.hostname === me.hostname && holder.pidNamespace === me.pidNamespace;
         const stale =
           holder !== undefined &&
-          holder.hostname === me.hostname &&
-          holder.pidNamespace === me.pidNamespace &&
-          (holder.bootId !== me.bootId || !processAlive(holder.pid));
+          (checkable
+            ? holder.bootId !== me.bootId || !processAlive(holder.pid)
+            : (await stat(path).then(
+                (st) => Date.now() - st.mtimeMs,
+                () => 0,
+              )) > FOREIGN_STALE_MS);
         if (!stale || attempt >= 200) throw lockedError(target, path, holder, seen);
         await takeOverStaleLock(path, seen);
       }
@@ -112,8 +125,35 @@ export class FileLock {
     }
   }
 
+  /**
+   * Rejects with `OFFSET_STORE_LOCKED` when the lock file is no longer this lock's (another
+   * process took it over, or it was removed by hand): the file must not be written then.
+   */
+  async verify(): Promise<void> {
+    const seen = await readFile(this.path, 'utf8').catch(() => undefined);
+    if (seen === this.content) return;
+    const holder = seen === undefined ? undefined : parseHolder(seen);
+    throw new TributaryError(
+      'OFFSET_STORE_LOCKED',
+      `Offsets file ${this.target} is no longer locked by this worker: its lock file ${this.path} ${
+        seen === undefined
+          ? 'was removed'
+          : `now names ${holder ? `process ${holder.pid} on ${holder.hostname}` : 'an unknown holder'}`
+      }, so this worker no longer writes it (another worker may be using the file). Stop one of them.`,
+    );
+  }
+
+  /** Touches the lock file, so that processes which cannot check this pid see the lock is alive. */
+  private async refresh(): Promise<void> {
+    const seen = await readFile(this.path, 'utf8').catch(() => undefined);
+    if (seen !== this.content) return;
+    const now = new Date();
+    await utimes(this.path, now, now).catch(() => {});
+  }
+
   /** Releases the lock (removes the lock file if it is still this lock's). Idempotent. */
   async release(): Promise<void> {
+    clearInterval(this.refreshTimer);
     if (!held.delete(this)) return;
     const seen = await readFile(this.path, 'utf8').catch(() => undefined);
     if (seen === this.content) await unlink(this.path).catch(() => {});
@@ -121,6 +161,7 @@ export class FileLock {
 
   /** Synchronous release for the process `exit` handler. */
   private releaseSync(): void {
+    clearInterval(this.refreshTimer);
     held.delete(this);
     try {
       if (readFileSync(this.path, 'utf8') === this.content) unlinkSync(this.path);
@@ -204,6 +245,11 @@ export async function takeOverStaleLock(path: string, stale: string): Promise<vo
   }
 }
 
+/** How often, in ms, a holder touches its lock file. */
+export const REFRESH_MS = 10_000;
+/** A lock of a process whose pid cannot be checked (another host or PID namespace) not touched for this long, in ms, is stale. */
+export const FOREIGN_STALE_MS = 60_000;
+
 /** A takeover lock this old was left by a process that died while taking a stale lock over. */
 const TAKEOVER_STALE_MS = 10_000;
 
@@ -243,8 +289,10 @@ function lockedError(target: string, path: string, holder: LockHolder | undefine
         ? `this process (pid ${holder.pid}): another offset store in it has the same file`
         : `process ${holder.pid} on ${holder.hostname}${holder.since ? ` since ${holder.since}` : ''}${
             holder.hostname === hostname() && holder.pidNamespace !== self().pidNamespace
-              ? ' (in another PID namespace, e.g. another container: whether it still runs cannot be checked)'
-              : ''
+              ? ` (in another PID namespace, e.g. another container: whether it still runs cannot be checked; the lock is taken over once it has not been refreshed for ${FOREIGN_STALE_MS / 1000} s)`
+              : holder.hostname !== hostname()
+                ? ` (on another host: the lock is taken over once it has not been refreshed for ${FOREIGN_STALE_MS / 1000} s)`
+                : ''
           }`;
   return new TributaryError(
     'OFFSET_STORE_LOCKED',

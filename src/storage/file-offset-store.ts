@@ -100,6 +100,8 @@ export class FileOffsetStore extends MemoryOffsetStore {
   }
 
   private async persist(): Promise<void> {
+    // Taken over meanwhile (this process was frozen past the lock's staleness): do not overwrite.
+    await this.lock?.verify();
     const connectors: Record<string, { partition: JsonObject; offset: JsonObject }[]> = {};
     for (const [connector, partitions] of [...this.data].sort(([a], [b]) => a.localeCompare(b))) {
       connectors[connector] = [...partitions.values()];

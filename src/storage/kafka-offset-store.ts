@@ -44,6 +44,8 @@ interface Version {
   readonly kafkaOffset: bigint;
   /** Record timestamp (ms): decides between the records of different key texts. */
   readonly timestamp: number;
+  /** Other key texts of the partition seen in the topic, if any: a tombstone is written under each too. */
+  others?: string[];
 }
 
 /** In-memory sizes of a {@link KafkaOffsetStore}, for tests of its memory bound. */
@@ -76,7 +78,8 @@ export interface KafkaOffsetStoreSizes {
  *   with the later timestamp wins (CreateTime, set by the writer; on a tie, the greater key
  *   text), whatever order they are consumed in. Tombstones take part alike. Limit: writers'
  *   clocks must be closer than the time between the moves of a connector from one to the
- *   other. The winning text is the one written to from then on.
+ *   other. The winning text is the one written to from then on; a tombstone goes under every
+ *   text of the partition seen, so compaction cannot leave an older value under another text.
  * - Memory holds the live source partitions only: a tombstone drops its partition and key text
  *   once the topic has been read to its end (while reading up to the end, tombstones are
  *   remembered so that an older value under another key text cannot come back to life).
@@ -197,12 +200,14 @@ export class KafkaOffsetStore implements OffsetStore {
     const producer = this.producer;
     if (!this.started || producer === undefined) throw new Error('KafkaOffsetStore is not started');
     if (entries.length === 0) return;
-    const messages = entries.map((entry) => {
+    const messages = entries.flatMap((entry): Array<{ key: string; value: string | null }> => {
       const canonicalKey = canonicalJson([connector, entry.partition]);
-      return {
-        key: this.versions.get(canonicalKey)?.text ?? canonicalKey,
-        value: entry.offset === null ? null : canonicalJson(entry.offset),
-      };
+      const version = this.versions.get(canonicalKey);
+      const key = version?.text ?? canonicalKey;
+      if (entry.offset !== null) return [{ key, value: canonicalJson(entry.offset) }];
+      // A tombstone under every text of the partition: once compaction has dropped it under one
+      // text, an older value kept under another would otherwise be read again.
+      return [key, ...(version?.others ?? [])].map((text) => ({ key: text, value: null }));
     });
     try {
       await producer.sendBatch({ acks: -1, topicMessages: [{ topic: this.topic, messages }] });
@@ -290,7 +295,18 @@ export class KafkaOffsetStore implements OffsetStore {
       timestamp: record.timestamp,
     };
     const current = this.versions.get(canonicalKey) ?? this.tombstones.get(canonicalKey);
-    if (current !== undefined && !supersedes(version, current)) return;
+    if (current !== undefined && !supersedes(version, current)) {
+      // An older record under another text: that text keeps its value in the compacted topic.
+      if (version.text !== current.text && !current.others?.includes(version.text)) {
+        current.others = [...(current.others ?? []), version.text];
+      }
+      return;
+    }
+    if (current !== undefined && current.text === version.text) {
+      if (current.others !== undefined) version.others = current.others;
+    } else if (current !== undefined) {
+      version.others = [...(current.others ?? []).filter((t) => t !== version.text), current.text];
+    }
     let partitions = this.data.get(connector);
     if (record.value === null) {
       partitions?.delete(partitionKey);

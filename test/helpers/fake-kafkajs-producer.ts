@@ -27,6 +27,8 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
   connects = 0;
   /** Makes the next `connect()` calls reject with these errors, one each. */
   connectErrors: Error[] = [];
+  /** While set, `connect()` waits for it before it settles (a connection under way). */
+  connectGate: Promise<void> | undefined;
   private partition: ((args: { topic: string; partitionMetadata: PartitionMetadata[]; message: Message }) => number) | undefined;
 
   /** A `Kafka` look-alike whose `producer()` returns this fake. */
@@ -42,6 +44,7 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
   }
 
   async connect(): Promise<void> {
+    if (this.connectGate !== undefined) await this.connectGate;
     const error = this.connectErrors.shift();
     if (error !== undefined) throw error;
     this.connected = true;

@@ -293,6 +293,35 @@ describeKafka('KafkaOffsetStore', () => {
     expect(store.sizes()).toEqual({ partitions: 6, keyTexts: 6, tombstones: 0 });
   }, 60_000);
 
+  it('writes a tombstone under every key text of the partition, so compaction cannot bring an older value back', async () => {
+    const topic = uniqueTopic('offsets');
+    await admin.ensureOffsetsTopic(topic);
+    const t0 = Date.now() - 60_000;
+    const records: Array<[string, string, number]> = [];
+    const cases = Array.from({ length: 4 }, (_, i) => twoTexts('gone', i));
+    for (const [i, c] of cases.entries()) {
+      const [older, newer] = i < 2 ? [c.sorted, c.java] : [c.java, c.sorted];
+      records.push([newer, '{"v":"new"}', t0 + 1000], [older, '{"v":"old"}', t0]);
+    }
+    await produceRaw(raw, topic, records);
+    const store = newStore(topic);
+    await store.start();
+    await store.write(
+      'gone',
+      cases.map((c) => ({ partition: c.partition, offset: null })),
+    );
+    // Compaction keeps the latest record per key text, and drops tombstones after
+    // delete.retention.ms: a text whose latest record is a value would then be read again.
+    const all = await consumeAll(topic, 12, 30_000, kafka);
+    const latest = new Map<string, string | null>();
+    for (const r of all) latest.set(r.key?.toString() ?? '', r.value === null ? null : r.value.toString());
+    for (const c of cases) {
+      expect(latest.get(c.java)).toBeNull();
+      expect(latest.get(c.sorted)).toBeNull();
+    }
+    expect(await store.read('gone')).toEqual([]);
+  }, 60_000);
+
   it('holds in memory only live partitions: 100,000 partitions written then deleted leave nothing behind', async () => {
     const topic = uniqueTopic('offsets');
     const store = new KafkaOffsetStore({ kafka, topic, admin, logger: captureLogger(), partitions: 3 });

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { takeOverStaleLock } from '../../src/storage/file-lock.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FileLock, FOREIGN_STALE_MS, REFRESH_MS, takeOverStaleLock } from '../../src/storage/file-lock.js';
 import { FileOffsetStore } from '../../src/storage/file-offset-store.js';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'tributary-offsets-'));
@@ -194,19 +194,68 @@ describe('FileOffsetStore', () => {
     });
   });
 
-  it('gives every write its own temporary file, so two stores of one process never fail on each other', async () => {
-    // Two stores on one file are refused by the lock; remove it to make them write at once anyway.
+  it('takes over a lock from another PID namespace or host once it has not been refreshed for a minute (a restarted container)', async () => {
+    for (const other of [{ pidNamespace: 'pid:[1]' }, { hostname: 'elsewhere' }]) {
+      const file = join(await tmp(), 'offsets.json');
+      const text = JSON.stringify({ ...JSON.parse(lockText(1, other)), ...other });
+      await writeFile(`${file}.lock`, text);
+      const old = new Date(Date.now() - FOREIGN_STALE_MS - 5_000);
+      await utimes(`${file}.lock`, old, old);
+      const s = store(file);
+      await s.start();
+      expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname() });
+      await s.stop();
+    }
+  });
+
+  it('refreshes its lock file while it holds it, so a worker that cannot check its pid sees it is alive', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const file = join(await tmp(), 'offsets.json');
+      const s = store(file);
+      await s.start();
+      const old = new Date(Date.now() - FOREIGN_STALE_MS - 5_000);
+      await utimes(`${file}.lock`, old, old);
+      vi.advanceTimersByTime(REFRESH_MS);
+      await vi.waitFor(async () => expect(Date.now() - (await stat(`${file}.lock`)).mtimeMs).toBeLessThan(REFRESH_MS));
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("refuses to write once its lock was taken over, leaving the new holder's file alone", async () => {
     const file = join(await tmp(), 'offsets.json');
-    const a = store(file);
-    await a.start();
-    await rm(`${file}.lock`);
-    const b = store(file);
-    await b.start();
-    const writes = Array.from({ length: 20 }, (_, i) =>
-      (i % 2 ? a : b).write(`c${i % 2}`, [{ partition: { p: i }, offset: { n: i } }]),
-    );
-    const outcomes = await Promise.allSettled(writes);
-    expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+    const s = store(file);
+    await s.start();
+    await s.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }]);
+    const before = await readFile(file, 'utf8');
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: 4242, hostname: 'elsewhere', since: '2026-01-01T00:00:00.000Z' }));
+    await expect(s.write('c', [{ partition: { p: 1 }, offset: { n: 2 } }])).rejects.toMatchObject({
+      code: 'OFFSET_STORE_LOCKED',
+      message: expect.stringContaining(`Offsets file ${file} is no longer locked by this worker`),
+    });
+    expect(await readFile(file, 'utf8')).toBe(before);
+  });
+
+  it('gives every write its own temporary file, so two stores of one process never fail on each other', async () => {
+    // Two stores on one file are refused by the lock; remove it (and the check before each
+    // write that the lock is still the store's) to make them write at once anyway.
+    const verify = vi.spyOn(FileLock.prototype, 'verify').mockResolvedValue();
+    try {
+      const file = join(await tmp(), 'offsets.json');
+      const a = store(file);
+      await a.start();
+      await rm(`${file}.lock`);
+      const b = store(file);
+      await b.start();
+      const writes = Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? a : b).write(`c${i % 2}`, [{ partition: { p: i }, offset: { n: i } }]),
+      );
+      const outcomes = await Promise.allSettled(writes);
+      expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+    } finally {
+      verify.mockRestore();
+    }
   });
 
   it('fails at start, before anything is written, when the file cannot be written', async () => {

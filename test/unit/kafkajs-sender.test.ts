@@ -427,6 +427,47 @@ describe('KafkajsSender after giving up, and during outages', () => {
     expect(outcomes[1]?.metadata?.offset).toBe(1);
   });
 
+  it('replaces the producer when a sent batch waiting for its re-send passes delivery.timeout.ms (a late back-off timer)', async () => {
+    const { fake, send, outcomes, events } = await setup({ 'delivery.timeout.ms': '30005' });
+    send(record('lost-answer', { partition: 0 }));
+    await vi.advanceTimersByTimeAsync(5);
+    // Written, answer lost: the sender schedules a re-send 100 ms later, well within the deadline.
+    fake.fail(retriesExceeded(), undefined, true);
+    await settle();
+    expect(events.map((e) => e.type)).toEqual(['retry']);
+    // The back-off timer fires late, past the deadline (a busy event loop, a GC pause, a suspended VM).
+    vi.setSystemTime(Date.now() + 31_000);
+    send(record('later', { partition: 0 }));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(outcomes[0]?.error?.message).toContain('delivery.timeout.ms=30005 passed before they could be sent again');
+    expect(outcomes[0]?.error?.message).toContain('may or may not have been written');
+    // kafkajs rolled the sequence numbers of 'lost-answer' back: 'later', of the same size, must
+    // not go out on that producer, or the broker takes it for a duplicate and it is never written.
+    const later = fake.calls.filter((c) => c.batch.topicMessages?.[0]?.messages.some((m) => String(m.value) === 'later'));
+    expect(later.map((c) => c.connection)).toEqual([2]);
+    expect(events.map((e) => e.type)).toEqual(['retry', 'failed', 'producer-replaced']);
+    fake.succeed();
+    await settle();
+    expect(outcomes[1]?.metadata?.offset).toBe(1);
+  });
+
+  it('replaces the producer too when the records kafkajs left without an offset expire before their re-send', async () => {
+    const { fake, send, outcomes, events } = await setup({ 'delivery.timeout.ms': '30005' });
+    send(record('a0', { partition: 0 }));
+    send(record('a1', { partition: 1 }));
+    await vi.advanceTimersByTimeAsync(5);
+    fake.succeed(fake.open()[0], [1]);
+    await settle();
+    vi.setSystemTime(Date.now() + 31_000);
+    send(record('later', { partition: 1 }));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(outcomes.map((o) => o.calls)).toEqual([1, 1, 0]);
+    expect(outcomes[1]?.error?.message).toContain('delivery.timeout.ms=30005');
+    const later = fake.calls.filter((c) => c.batch.topicMessages?.[0]?.messages.some((m) => String(m.value) === 'later'));
+    expect(later.map((c) => c.connection)).toEqual([2]);
+    expect(events.map((e) => e.type)).toEqual(['retry', 'failed', 'producer-replaced']);
+  });
+
   it('holds later batches while the fresh producer cannot connect, failing those that wait past delivery.timeout.ms', async () => {
     const { fake, send, outcomes } = await setup({ 'delivery.timeout.ms': '30005' });
     send(record('a'));
@@ -457,6 +498,42 @@ describe('KafkajsSender after giving up, and during outages', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(fake.producers).toBe(producers);
     expect(fake.calls).toHaveLength(1);
+  });
+
+  it('close() while the fresh producer is still connecting leaves no producer connected', async () => {
+    const { fake, sender, send } = await setup();
+    send(record('a'));
+    await vi.advanceTimersByTimeAsync(5);
+    let connected!: () => void;
+    fake.connectGate = new Promise((resolve) => {
+      connected = resolve;
+    });
+    fake.fail(messageTooLarge());
+    await settle();
+    expect(fake.producers).toBe(2);
+    await sender.close();
+    // The fresh producer's connection completes after close() disconnected it.
+    fake.connectGate = undefined;
+    connected();
+    await settle();
+    expect(fake.connects).toBe(2);
+    expect(fake.connected).toBe(false);
+  });
+
+  it('close() while connect() is under way leaves the producer disconnected', async () => {
+    const fake = new FakeKafkajsProducer();
+    const sender = new KafkajsSender({ kafka: fake.kafka(), config: config() });
+    let connected!: () => void;
+    fake.connectGate = new Promise((resolve) => {
+      connected = resolve;
+    });
+    const connecting = sender.connect();
+    await sender.close();
+    fake.connectGate = undefined;
+    connected();
+    await connecting;
+    expect(fake.connects).toBe(1);
+    expect(fake.connected).toBe(false);
   });
 
   it('retries a batch in order until Kafka answers when delivery.timeout.ms is not set, however long the outage', async () => {

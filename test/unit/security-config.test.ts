@@ -247,6 +247,45 @@ describe('resolveKafkaSecurity', () => {
     ]);
   });
 
+  it('refuses a key store it cannot open at start, naming the password key, never showing the password', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const p12 = problemsOf({
+      'security.protocol': 'SSL',
+      'ssl.keystore.type': 'PKCS12',
+      'ssl.keystore.location': certs.clientP12,
+      'ssl.keystore.password': 'not-the-password',
+    });
+    expect(p12).toEqual([
+      expect.stringMatching(/^ssl\.keystore\.location: cannot open the PKCS12 key store .*: wrong ssl\.keystore\.password$/),
+    ]);
+    expect(JSON.stringify(p12)).not.toContain('not-the-password');
+    const encrypted = problemsOf({
+      'security.protocol': 'SSL',
+      'ssl.keystore.key': await readFile(certs.clientKeyEncryptedPem, 'utf8'),
+      'ssl.keystore.certificate.chain': await readFile(certs.clientCertPem, 'utf8'),
+      'ssl.key.password': 'not-the-password',
+    });
+    expect(encrypted).toEqual(['ssl.keystore.key: cannot use the private key: wrong ssl.key.password']);
+    expect(
+      problemsOf({
+        'security.protocol': 'SSL',
+        'ssl.keystore.key': await readFile(certs.clientKeyEncryptedPem, 'utf8'),
+        'ssl.keystore.certificate.chain': await readFile(certs.clientCertPem, 'utf8'),
+      }),
+    ).toEqual(['ssl.keystore.key: cannot use the private key: it is encrypted: set ssl.key.password']);
+    expect(JSON.stringify(encrypted)).not.toContain('not-the-password');
+    const rest = problemsOf(
+      {
+        'producer.security.protocol': 'SSL',
+        'producer.ssl.keystore.type': 'PKCS12',
+        'producer.ssl.keystore.location': certs.clientP12,
+        'producer.ssl.keystore.password': 'not-the-password',
+      },
+      { kind: 'producer' },
+    );
+    expect(rest).toEqual([expect.stringContaining('wrong producer.ssl.keystore.password')]);
+  });
+
   it('warns about TLS and SASL settings that the protocol does not use, and about Java-only ones', () => {
     const { warnings } = resolveKafkaSecurity(
       securityLayers(
