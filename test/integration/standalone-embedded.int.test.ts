@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_CONNECTOR_NAME_LENGTH } from '../../src/runtime/worker.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const tsx = join(root, 'node_modules/tsx/dist/loader.mjs');
