@@ -144,6 +144,48 @@ describe('config providers in the worker', () => {
     }
   });
 
+  it('keep a resolved value that is invalid out of the errors of create, validate and the log', async () => {
+    const { worker, app } = await setUp();
+    try {
+      const reference = `\${file:${secretsFile}:db.password}`;
+      const configs = [
+        { 'connector.class': 'fixture', topic: 't', count: reference },
+        { 'connector.class': 'fixture', topic: 't', 'tasks.max': reference },
+        {
+          'connector.class': 'fixture',
+          topic: 't',
+          transforms: 'cast',
+          'transforms.cast.type': 'org.apache.kafka.connect.transforms.Cast$Value',
+          'transforms.cast.spec': reference,
+        },
+      ];
+      for (const config of configs) {
+        const created = await app.inject({
+          method: 'POST',
+          url: '/connectors',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ name: 'c', config }),
+        });
+        expect(created.statusCode).toBe(400);
+        expect(created.body).toContain('[hidden]');
+        expect(created.body).not.toContain('hunter2-secret');
+        const validate = await app.inject({
+          method: 'PUT',
+          url: '/connector-plugins/fixture/config/validate',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ name: 'c', ...config }),
+        });
+        expect(JSON.parse(validate.body).error_count).toBe(1);
+        expect(validate.body).toContain('[hidden]');
+        expect(validate.body).not.toContain('hunter2-secret');
+      }
+      expect(lines.join('\n')).not.toContain('hunter2-secret');
+    } finally {
+      await app.close();
+      await worker.stop();
+    }
+  });
+
   it('refuse to create a connector whose reference cannot be resolved, naming the key', async () => {
     const { worker, app } = await setUp();
     try {
