@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${provider:path:key} is the literal reference syntax
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +71,24 @@ describe('config providers', () => {
       env,
     );
     const r = limited.resolve({ k: `\${file:${secretsFile}:topic}` });
+    expect(r.problems[0]?.message).toContain('is not in allowed.paths');
+  });
+
+  it('read under an allowed.paths entry that is a symbolic link (as /tmp is on macOS), and refuse a path that leads out of it', () => {
+    const linked = join(dir, 'linked.d');
+    symlinkSync(secretsDir, linked);
+    const limited = configProviders(
+      {
+        'config.providers': 'dir',
+        'config.providers.dir.class': 'directory',
+        'config.providers.dir.param.allowed.paths': linked,
+      },
+      env,
+    );
+    const r = limited.resolve({ a: `\${dir:${linked}:topic}`, b: `\${dir:${secretsDir}:topic}`, c: `\${dir:${linked}/..:topic}` });
+    expect(r.config.a).toBe('orders-from-dir');
+    expect(r.config.b).toBe('orders-from-dir');
+    expect(r.problems.map((p) => p.key)).toEqual(['c']);
     expect(r.problems[0]?.message).toContain('is not in allowed.paths');
   });
 
