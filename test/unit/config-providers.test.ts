@@ -85,7 +85,11 @@ describe('config providers', () => {
       },
       env,
     );
-    const r = limited.resolve({ a: `\${dir:${linked}:topic}`, b: `\${dir:${secretsDir}:topic}`, c: `\${dir:${linked}/..:topic}` });
+    const r = limited.resolve({
+      a: `\${dir:${linked}:topic}`,
+      b: `\${dir:${secretsDir}:topic}`,
+      c: `\${dir:${linked}/..:topic}`,
+    });
     expect(r.config.a).toBe('orders-from-dir');
     expect(r.config.b).toBe('orders-from-dir');
     expect(r.problems.map((p) => p.key)).toEqual(['c']);
