@@ -92,7 +92,8 @@ describe('tributary standalone', () => {
     const dir = await workdir({});
     await writeFile(
       join(dir, 'w.properties'),
-      `listeners=http://127.0.0.1:0\noffset.storage.file.filename=${join(dir, 'o.json')}\n`,
+      // The request names the connector by module path, which REST refuses unless the worker allows it.
+      `listeners=http://127.0.0.1:0\nrest.plugin.module.paths.enable=true\noffset.storage.file.filename=${join(dir, 'o.json')}\n`,
     );
     const run = startCli(['standalone', join(dir, 'w.properties')]);
     try {
