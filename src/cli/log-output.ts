@@ -91,9 +91,12 @@ export function prettyLine(json: string, level: string): string {
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
   let line = `${stamp} ${LEVEL_NAMES[n as number] ?? String(n)} ${place.length > 0 ? `[${place.join('/')}] ` : ''}${String(msg ?? '')}`;
   if (rest.length > 0) line += `  ${rest.join(' ')}`;
-  if (err && typeof err === 'object') {
-    const e = err as { message?: unknown; stack?: unknown };
-    line += `: ${String(e.message ?? '')}`;
+  if (err !== undefined && err !== null) {
+    const e = (typeof err === 'object' ? err : {}) as { message?: unknown; stack?: unknown; code?: unknown };
+    // The code names the entry of docs/errors.md; a value that is not an Error (a thrown string) shows as it is.
+    const code = typeof e.code === 'string' ? `${e.code} ` : '';
+    const text = typeof err !== 'object' ? String(err) : typeof e.message === 'string' ? e.message : JSON.stringify(err);
+    line += `: ${code}${text}`;
     if ((level === 'debug' || level === 'trace') && typeof e.stack === 'string') line += `\n  ${e.stack.replace(/\n/g, '\n  ')}`;
   }
   return `${line}\n`;

@@ -41,11 +41,14 @@ export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
     'key.converter.',
     'value.converter.',
     'header.converter.',
-    'errors.',
     'config.providers.',
   ],
   unsupported: [
     'header.converter',
+    // The errors.* keys the runtime reads are exact keys (task-settings.ts); these are a sink's.
+    'errors.deadletterqueue.topic.name',
+    'errors.deadletterqueue.topic.replication.factor',
+    'errors.deadletterqueue.context.headers.enable',
     'config.action.reload',
     'exactly.once.support',
     'transaction.boundary',

@@ -146,7 +146,12 @@ function allowedPaths(list: string | undefined): string[] | undefined {
     .filter((p) => p.length > 0)
     .map((p) => {
       if (!isAbsolute(p)) throw new Error(`allowed.paths entries must be absolute paths, got '${p}'`);
-      return resolve(p);
+      // Paths are compared after links are followed (checkAllowed), so an entry is too.
+      try {
+        return realpathSync(resolve(p));
+      } catch {
+        return resolve(p);
+      }
     });
 }
 

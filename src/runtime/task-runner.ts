@@ -460,8 +460,14 @@ export class TaskRunner<P, O, C> {
       filter(() => {
         // At the in-flight bound (Kafka slow or away) a tick is skipped too, as a poll round would
         // be: memory stays bounded however long the outage, and nothing is lost, since the next
-        // heartbeat after it carries the fresher offset.
-        if (this.status.state !== 'RUNNING' || this.stopping || this.submitted.inFlight >= this.settings.maxInFlight) {
+        // heartbeat after it carries the fresher offset. So is one behind a transform being retried:
+        // it would wait in the backlog, one more per tick for as long as the retry lasts.
+        if (
+          this.status.state !== 'RUNNING' ||
+          this.stopping ||
+          this.backlog !== undefined ||
+          this.submitted.inFlight >= this.settings.maxInFlight
+        ) {
           return false;
         }
         // A tick that comes while the previous call is still running is dropped, not queued

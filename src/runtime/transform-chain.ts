@@ -12,6 +12,7 @@ import {
   type TransformRecord,
 } from '../api/transformation.js';
 import { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, builtinNamed, SCHEMA_ONLY_TRANSFORMS } from '../transforms/index.js';
+import { probableKey } from './config-keys.js';
 
 /** Applies a connector's transforms, in order, to one record; null when one of them dropped it. */
 export interface TransformChain {
@@ -208,7 +209,18 @@ async function resolveClass(
     problems.push({ key: typeKey, message: `${kind} '${alias}' (${spec}) could not be created: ${(e as Error).message}` });
     return undefined;
   }
+  // A near miss of a setting (`transforms.x.predicat`) would be ignored silently: say so instead.
+  const settings = [...Object.keys(instance.config.keys), 'type', ...(group === 'transforms' ? ['predicate', 'negate'] : [])];
+  let typo = false;
+  for (const name of Object.keys(own)) {
+    if (settings.includes(name)) continue;
+    const meant = probableKey(name, { keys: settings, prefixes: [] });
+    if (meant === undefined) continue;
+    typo = true;
+    problems.push({ key: `${prefix}${name}`, message: `unknown key "${prefix}${name}"; did you mean "${prefix}${meant}"?` });
+  }
   const parsed = instance.config.parse(own);
+  if (typo) return undefined;
   if (!parsed.ok) {
     for (const p of parsed.problems)
       problems.push({

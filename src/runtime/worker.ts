@@ -959,12 +959,22 @@ export class Worker {
     const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
     const resolvedReport = reportConnectorConfig(new cls(), full, this.options.config);
     // Values are shown as given: a resolved value from a config provider never leaves the worker.
+    // Error messages quote values: a resolved one is hidden there too.
+    const hide = hideResolved(given, full, referenced);
     const report: ConfigReport = {
       ...resolvedReport,
-      keys: resolvedReport.keys.map((k) => (referenced.has(k.name) ? { ...k, value: given[k.name] } : k)),
+      keys: resolvedReport.keys.map((k) => ({
+        ...k,
+        ...(referenced.has(k.name) ? { value: given[k.name] } : {}),
+        errors: k.errors.map(hide),
+        warnings: k.warnings.map(hide),
+      })),
     };
     const transforms = await prepareTransforms(full, this.loadTransform);
-    const problems = [...unresolved, ...(transforms.ok ? [] : transforms.problems)];
+    const problems = [
+      ...unresolved,
+      ...(transforms.ok ? [] : transforms.problems.map((p) => ({ ...p, message: hide(p.message) }))),
+    ];
     // An alias (`FileSource`) is answered with the plugin it resolved to, as Kafka Connect names the class.
     const listed = pluginAccess === 'listed' ? findPlugin(await this.plugins(), connectorClass) : undefined;
     return {
@@ -1074,10 +1084,12 @@ export class Worker {
     const validated = validateConnectorConfig(probe, full, this.options.config, `connector '${name}'`);
     for (const w of validated.warnings) this.log.warn({ event: 'config.unknown.key', connector: name, key: w.key }, w.message);
     const transforms = await prepareTransforms(full, this.loadTransform);
+    // Error messages quote values: a resolved one must not reach the REST answer or the log.
+    const hide = hideResolved(given, full, referenced);
     if (!validated.ok || !transforms.ok)
       throw new ConfigError(`config of connector '${name}'`, [
-        ...(validated.ok ? [] : validated.problems.map((p) => p.message)),
-        ...(transforms.ok ? [] : transforms.problems.map((p) => p.message)),
+        ...(validated.ok ? [] : validated.problems.map((p) => hide(p.message))),
+        ...(transforms.ok ? [] : transforms.problems.map((p) => hide(p.message))),
       ]);
     return {
       config: given,
@@ -1186,6 +1198,22 @@ function scrubResolved(value: unknown, spec: ConnectorSpec): unknown {
     return v;
   };
   return walk(value);
+}
+
+/**
+ * Replaces, in a message, each value a config provider resolved (4 characters or more) by
+ * `[hidden]`, as {@link scrubResolved} does for task configs.
+ */
+function hideResolved(
+  given: Readonly<Record<string, string>>,
+  full: Readonly<Record<string, string>>,
+  referenced: ReadonlySet<string>,
+): (message: string) => string {
+  const secrets = [...referenced]
+    .map((k) => full[k])
+    .filter((v): v is string => v !== undefined && v.length >= 4 && !Object.values(given).includes(v))
+    .sort((a, b) => b.length - a.length);
+  return (message) => secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), message);
 }
 
 /** A config report with more problems attached to their keys (keys not in it are added). */

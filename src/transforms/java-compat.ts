@@ -70,11 +70,45 @@ export function parseJavaDouble(text: string): number | undefined {
   return m[1] === '-' ? -v : v;
 }
 
+/** Letters after a backslash that Java and JavaScript read alike. */
+const SHARED_LETTER_ESCAPES = new Set('tnrfdDsSwWbBcxuk');
+
+/**
+ * Refuses Java regex syntax that JavaScript compiles with another meaning, instead of matching
+ * other topics silently: `\p{Lower}`, `\Q...\E`, `\A`, `\z`, `\h` ... (JavaScript reads the
+ * letter itself), `\x{...}`, and a class inside a class (`[a-z[0-9]]`, `[a-z&&[^e]]`).
+ */
+function refuseJavaOnlySyntax(pattern: string): void {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? '';
+      if ((/[A-Za-z]/.test(next) && !SHARED_LETTER_ESCAPES.has(next)) || (next === 'x' && pattern[i + 2] === '{'))
+        throw new SyntaxError(
+          `\\${next}${next === 'x' ? '{' : ''} is Java regex syntax that JavaScript reads otherwise; it is not supported (write the characters it stands for, e.g. [a-z] for \\p{Lower})`,
+        );
+      i++;
+    } else if (inClass) {
+      if (c === '[' || (c === '&' && pattern[i + 1] === '&'))
+        throw new SyntaxError(
+          `a class inside a class (${c === '[' ? 'union' : 'intersection &&'}) is Java regex syntax that JavaScript reads otherwise; it is not supported`,
+        );
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      inClass = true;
+      if (pattern[i + 1] === '^') i++;
+    }
+  }
+}
+
 /**
  * A Java regular expression as a JavaScript one matching the whole input (`Matcher.matches()`).
- * Throws a SyntaxError for what JavaScript cannot compile.
+ * Throws a SyntaxError for what JavaScript cannot compile, and for Java syntax it would read
+ * with another meaning.
  */
 export function javaRegexWhole(pattern: string): RegExp {
+  refuseJavaOnlySyntax(pattern);
   return new RegExp(`^(?:${pattern})$`);
 }
 

@@ -287,6 +287,25 @@ describe('connector config keys', () => {
     ]);
   });
 
+  it('warns about an errors.* key the runtime does not read instead of passing it silently', () => {
+    const v = validateConnectorConfig(
+      new DatagenConnector(),
+      { ...base, 'errors.retry.timeout.ms': '60000', 'errors.deadletterqueue.topic.name': 'dlq' },
+      {},
+    );
+    expect(v.ok).toBe(true);
+    expect(v.warnings).toEqual([
+      {
+        key: 'errors.retry.timeout.ms',
+        message: `connector 'c': "errors.retry.timeout.ms" was supplied but isn't a known config; it is ignored`,
+      },
+      {
+        key: 'errors.deadletterqueue.topic.name',
+        message: `connector 'c': "errors.deadletterqueue.topic.name" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
+      },
+    ]);
+  });
+
   it('rejects a worker setting in a connector config, saying it belongs in the worker config', () => {
     const v = validateConnectorConfig(new DatagenConnector(), { ...base, 'offset.flush.interval.ms': '5' }, {});
     expect(v.ok ? [] : v.problems.map((p) => p.message)).toEqual([
@@ -309,7 +328,7 @@ describe('connector config keys', () => {
   });
 
   it('lists the prefixes the runtime owns', () => {
-    for (const p of ['producer.override.', 'transforms.', 'predicates.', 'topic.creation.', 'errors.', 'header.converter.']) {
+    for (const p of ['producer.override.', 'transforms.', 'predicates.', 'topic.creation.', 'header.converter.']) {
       expect(CONNECTOR_RUNTIME_KEYS.prefixes).toContain(p);
     }
   });

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${provider:path:key} is the literal reference syntax
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +74,28 @@ describe('config providers', () => {
     expect(r.problems[0]?.message).toContain('is not in allowed.paths');
   });
 
+  it('read under an allowed.paths entry that is a symbolic link (as /tmp is on macOS), and refuse a path that leads out of it', () => {
+    const linked = join(dir, 'linked.d');
+    symlinkSync(secretsDir, linked);
+    const limited = configProviders(
+      {
+        'config.providers': 'dir',
+        'config.providers.dir.class': 'directory',
+        'config.providers.dir.param.allowed.paths': linked,
+      },
+      env,
+    );
+    const r = limited.resolve({
+      a: `\${dir:${linked}:topic}`,
+      b: `\${dir:${secretsDir}:topic}`,
+      c: `\${dir:${linked}/..:topic}`,
+    });
+    expect(r.config.a).toBe('orders-from-dir');
+    expect(r.config.b).toBe('orders-from-dir');
+    expect(r.problems.map((p) => p.key)).toEqual(['c']);
+    expect(r.problems[0]?.message).toContain('is not in allowed.paths');
+  });
+
   it('reject a provider without a class or with an unsupported one, naming the key', () => {
     expect(() => configProviders({ 'config.providers': 'a,b', 'config.providers.b.class': 'com.example.Vault' })).toThrow(
       /config\.providers\.a\.class[\s\S]*config\.providers\.b\.class/,
@@ -138,6 +160,48 @@ describe('config providers in the worker', () => {
       expect(topicKey.value.value).toBe(reference);
       expect(validate.body).not.toContain('orders-from-file');
       expect(lines.join('\n')).not.toContain('orders-from-file');
+    } finally {
+      await app.close();
+      await worker.stop();
+    }
+  });
+
+  it('keep a resolved value that is invalid out of the errors of create, validate and the log', async () => {
+    const { worker, app } = await setUp();
+    try {
+      const reference = `\${file:${secretsFile}:db.password}`;
+      const configs = [
+        { 'connector.class': 'fixture', topic: 't', count: reference },
+        { 'connector.class': 'fixture', topic: 't', 'tasks.max': reference },
+        {
+          'connector.class': 'fixture',
+          topic: 't',
+          transforms: 'cast',
+          'transforms.cast.type': 'org.apache.kafka.connect.transforms.Cast$Value',
+          'transforms.cast.spec': reference,
+        },
+      ];
+      for (const config of configs) {
+        const created = await app.inject({
+          method: 'POST',
+          url: '/connectors',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ name: 'c', config }),
+        });
+        expect(created.statusCode).toBe(400);
+        expect(created.body).toContain('[hidden]');
+        expect(created.body).not.toContain('hunter2-secret');
+        const validate = await app.inject({
+          method: 'PUT',
+          url: '/connector-plugins/fixture/config/validate',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ name: 'c', ...config }),
+        });
+        expect(JSON.parse(validate.body).error_count).toBe(1);
+        expect(validate.body).toContain('[hidden]');
+        expect(validate.body).not.toContain('hunter2-secret');
+      }
+      expect(lines.join('\n')).not.toContain('hunter2-secret');
     } finally {
       await app.close();
       await worker.stop();

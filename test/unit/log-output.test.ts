@@ -61,6 +61,20 @@ describe('the pretty format', () => {
     expect(prettyLine(json, 'debug')).toContain('\n  Error: disk full\n      at x');
   });
 
+  it("shows an error's code, and an error value that is not an Error (a thrown string) instead of dropping it", () => {
+    const coded = JSON.stringify({
+      level: 50,
+      time: 0,
+      msg: 'final flush',
+      err: { type: 'TributaryError', message: 'flush failed: disk full', code: 'OFFSET_FLUSH_FAILED' },
+    });
+    expect(prettyLine(coded, 'info')).toBe('00:00:00.000 ERROR final flush: OFFSET_FLUSH_FAILED flush failed: disk full\n');
+    const thrown = JSON.stringify({ level: 40, time: 0, connector: 'c', msg: 'stop() threw; ignored', err: 'boom' });
+    expect(prettyLine(thrown, 'info')).toBe('00:00:00.000 WARN  [c] stop() threw; ignored: boom\n');
+    const other = JSON.stringify({ level: 40, time: 0, msg: 'odd', err: { reason: 42 } });
+    expect(prettyLine(other, 'info')).toBe('00:00:00.000 WARN  odd: {"reason":42}\n');
+  });
+
   it('is what the CLI logger writes when asked, JSON lines otherwise', () => {
     const out: string[] = [];
     createCliLogger({ level: 'info', format: 'pretty' }, (l) => out.push(l)).info({ a: 1 }, 'hello');

@@ -130,6 +130,39 @@ describe('RetriableError', () => {
     await run.stop();
   });
 
+  it('from a transform skips heartbeat ticks while it is retried: none piles up behind the record, heartbeats resume after it', async () => {
+    let calls = 0;
+    const task = new ScriptedTask();
+    task.rounds.push(() => from([record('s', 1, 'a'), record('s', 2, 'b')]));
+    task.heartbeat = () => {
+      calls++;
+      return of({ sourcePartition: { stream: 's' }, sourceOffset: { n: 2 } });
+    };
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      connectorConfig: {
+        'heartbeat.interval.ms': 100,
+        'errors.retry.timeout': -1,
+        'errors.retry.delay.max.ms': 1000,
+        transforms: 'flaky',
+        'transforms.flaky.type': 'Flaky',
+        'transforms.flaky.failures': 20,
+      },
+      plugins: { Flaky: FlakyTransform },
+    });
+    // 20 retries: 100 + 200 + 400 + 800 ms, then 16 of 1 s each, about 17.5 s in all.
+    await run.advanceBy('17s');
+    expect(run.dataRecords.map((r) => r.topic)).toEqual(['A']);
+    expect(calls).toBe(0);
+    await run.advanceBy('3s');
+    expect(run.dataRecords.map((r) => r.topic)).toEqual(['A', 'B']);
+    // Only the ticks after the retry ended (about 2.5 s of them), not one per tick of the retry.
+    expect(run.heartbeats.length).toBeGreaterThan(10);
+    expect(run.heartbeats.length).toBeLessThan(40);
+    expect(calls).toBe(run.heartbeats.length);
+    await run.stop();
+  });
+
   it('from a transform fails the task with TRANSFORM_FAILED when errors.retry.timeout runs out', async () => {
     const task = new ScriptedTask();
     task.rounds.push(() => from([record('s', 1, 'a'), record('s', 2, 'b'), record('s', 3, 'c')]));

@@ -215,6 +215,68 @@ describe('transforms config', () => {
     expect(problems.map((p) => p.key).sort()).toEqual(['predicates.p.type', 'transforms.f.negate']);
   });
 
+  it('rejects a near miss of a transform or predicate setting (predicat, negat, replacment) instead of ignoring it', async () => {
+    const problems = await problemsOf({
+      transforms: 'route,mask',
+      'transforms.route.type': `${T}.RegexRouter`,
+      'transforms.route.regex': '.*',
+      'transforms.route.replacement': 'all',
+      'transforms.route.predicat': 'p',
+      'transforms.mask.type': `${T}.MaskField$Value`,
+      'transforms.mask.fields': 'secret',
+      'transforms.mask.replacment': 'xxx',
+      'transforms.mask.negat': 'true',
+      predicates: 'p',
+      'predicates.p.type': `${T}.predicates.TopicNameMatches`,
+      'predicates.p.pattern': 'orders',
+      'predicates.p.patern': 'audit',
+    });
+    expect(problems).toEqual([
+      { key: 'predicates.p.patern', message: 'unknown key "predicates.p.patern"; did you mean "predicates.p.pattern"?' },
+      {
+        key: 'transforms.route.predicat',
+        message: 'unknown key "transforms.route.predicat"; did you mean "transforms.route.predicate"?',
+      },
+      {
+        key: 'transforms.mask.replacment',
+        message: 'unknown key "transforms.mask.replacment"; did you mean "transforms.mask.replacement"?',
+      },
+      { key: 'transforms.mask.negat', message: 'unknown key "transforms.mask.negat"; did you mean "transforms.mask.negate"?' },
+    ]);
+    // Keys no setting is near are left to the transform, as Kafka Connect does.
+    expect(await problemsOf({ transforms: 'f', 'transforms.f.type': `${T}.Filter`, 'transforms.f.comment': 'x' })).toEqual([]);
+  });
+
+  it('rejects Java regex syntax that JavaScript would read with another meaning, instead of routing other topics', async () => {
+    const router = (regex: string) =>
+      problemsOf({
+        transforms: 'r',
+        'transforms.r.type': `${T}.RegexRouter`,
+        'transforms.r.regex': regex,
+        'transforms.r.replacement': 'x',
+      });
+    for (const regex of ['\\p{Lower}+\\.eu', '\\Qorders.eu\\E', '\\Aorders\\z', '[a-z&&[^x]]+', '[a-z[0-9]]+', '\\x{41}']) {
+      const problems = await router(regex);
+      expect(
+        problems.map((p) => p.key),
+        regex,
+      ).toEqual(['transforms.r.type']);
+      expect(problems[0]?.message, regex).toContain('is Java regex syntax that JavaScript reads otherwise');
+    }
+    const matches = await problemsOf({
+      transforms: 'f',
+      'transforms.f.type': `${T}.Filter`,
+      'transforms.f.predicate': 'p',
+      predicates: 'p',
+      'predicates.p.type': `${T}.predicates.TopicNameMatches`,
+      'predicates.p.pattern': '\\p{Alpha}+',
+    });
+    expect(matches[0]?.message).toContain('\\p is Java regex syntax');
+    // What both read alike stays accepted (the comparison test runs these through Kafka Connect too).
+    for (const regex of ['orders\\.eu', 'a\\-b\\_c', '[a-z\\d._\\-]+', '\\w+\\.\\w+', '[\\[]', '\\x41', '(?<g>[a-z]+)\\.\\k<g>'])
+      expect(await router(regex), regex).toEqual([]);
+  });
+
   it("rejects an author's transform whose configure() refuses its config", async () => {
     const prepared = await prepareTransforms(
       { transforms: 'up', 'transforms.up.type': 'Up', 'transforms.up.prefix': 'has space' },
