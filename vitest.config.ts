@@ -5,11 +5,11 @@ const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta
 
 export default defineConfig({
   resolve: {
-    // Examples import 'tributary' as an author would; in this repo that is the source.
+    // Examples import 'tributary-connect' as an author would; in this repo that is the source.
     alias: [
-      { find: /^tributary\/testing$/, replacement: src('testing/index.ts') },
-      { find: /^tributary\/runtime$/, replacement: src('runtime/index.ts') },
-      { find: /^tributary$/, replacement: src('index.ts') },
+      { find: /^tributary-connect\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^tributary-connect\/runtime$/, replacement: src('runtime/index.ts') },
+      { find: /^tributary-connect$/, replacement: src('index.ts') },
     ],
   },
   test: {

@@ -2,16 +2,16 @@
  * Tributary: write Kafka source connectors in TypeScript.
  *
  * ```sh
- * npm install tributary
+ * npm install tributary-connect
  * ```
  *
  * ```ts
- * import { SourceConnector, SourceTask, offsetCodec, defineConfig, configTypes } from 'tributary';
+ * import { SourceConnector, SourceTask, offsetCodec, defineConfig, configTypes } from 'tributary-connect';
  * class MyTask extends SourceTask<MyPartition, MyOffset, MyTaskConfig> { ... }
  * class MyConnector extends SourceConnector<MyConfig, MyTaskConfig> { readonly taskClass = MyTask; ... }
  * ```
  *
- * Test tasks with `tributary/testing`; run them with the `tributary` command.
+ * Test tasks with `tributary-connect/testing`; run them with the `tributary` command.
  * @module
  */
 export { BoundedBuffer, type BoundedBufferOptions } from './api/bounded-buffer.js';

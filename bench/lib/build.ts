@@ -6,7 +6,7 @@
  *
  * - `tributary-cli.js`: src/cli/main.ts, i.e. `dist/cli/main.js`;
  * - `file-source.js`, `datagen.js`: the example connectors, each with its own copy of the
- *   `tributary` API (as a connector package depending on `tributary` would have; classes are
+ *   `tributary-connect` API (as a connector package depending on `tributary-connect` would have; classes are
  *   recognised across copies by a `Symbol.for` brand);
  * - `kafkajs-raw-producer.js`: the raw kafkajs producer (bench/contenders/kafkajs-raw-producer.ts).
  */

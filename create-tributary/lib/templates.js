@@ -12,7 +12,7 @@ export const TEMPLATES = [
 ];
 
 /** The SDK package every template depends on (`--tributary` replaces its version). */
-export const SDK_PACKAGE = 'tributary';
+export const SDK_PACKAGE = 'tributary-connect';
 
 /** The template every prompt and `--yes` defaults to. */
 export const DEFAULT_TEMPLATE = 'basic-poll';

@@ -16,7 +16,7 @@ export function pinnedVersions() {
 }
 
 /**
- * The pinned versions from Tributary's package.json: `tributary` at its own version, plus every
+ * The pinned versions from Tributary's package.json: `tributary-connect` at its own version, plus every
  * dependency and devDependency at the version it pins.
  * @param {{ name: string, version: string, dependencies?: Record<string, string>, devDependencies?: Record<string, string> }} pkg
  * @returns {Record<string, string>}

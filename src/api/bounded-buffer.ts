@@ -24,7 +24,7 @@ export interface BoundedBufferOptions {
  * ```ts
  * import type { Readable } from 'node:stream';
  * import { map } from 'rxjs';
- * import type { SourceRecord } from 'tributary';
+ * import type { SourceRecord } from 'tributary-connect';
  *
  * type Change = { lsn: string; row: unknown };
  * declare const stream: Readable; // e.g. a replication stream

@@ -46,7 +46,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
  *
  * @example
  * ```ts
- * import type { Worker } from 'tributary/runtime';
+ * import type { Worker } from 'tributary-connect/runtime';
  *
  * declare const worker: Worker;
  * try { await worker.start(); } catch (e) {

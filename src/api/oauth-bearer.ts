@@ -19,7 +19,7 @@ export interface OAuthBearerToken {
  *
  * @example
  * ```ts
- * import type { OAuthBearerTokenProvider } from 'tributary';
+ * import type { OAuthBearerTokenProvider } from 'tributary-connect';
  *
  * export const tokenProvider: OAuthBearerTokenProvider = async () => {
  *   const response = await fetch('https://idp.example/token', { method: 'POST', body: 'grant_type=client_credentials' });

@@ -21,7 +21,7 @@ const RETRIABLE_BRAND = Symbol.for('tributary.retriable-error');
  * ```ts
  * import * as t from 'io-ts';
  * import { defer, mergeMap } from 'rxjs';
- * import { offsetCodec, type SourceRecord, SourceTask } from 'tributary';
+ * import { offsetCodec, type SourceRecord, SourceTask } from 'tributary-connect';
  *
  * type Row = { id: number; text: string };
  *

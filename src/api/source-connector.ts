@@ -28,7 +28,7 @@ export interface OffsetChange<P, O> {
  *
  * @example
  * ```ts
- * import { configTypes, defineConfig, type SourceTaskClass } from 'tributary';
+ * import { configTypes, defineConfig, type SourceTaskClass } from 'tributary-connect';
  *
  * declare const CounterTask: SourceTaskClass<{ id: string }, { n: number }, { topic: string }>; // see SourceTask
  *

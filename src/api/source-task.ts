@@ -73,7 +73,7 @@ export interface SourceLag {
  * ```ts
  * import * as t from 'io-ts';
  * import { of } from 'rxjs';
- * import { offsetCodec } from 'tributary';
+ * import { offsetCodec } from 'tributary-connect';
  *
  * export class CounterTask extends SourceTask<{ id: string }, { n: number }, { topic: string }> {
  *   readonly offsets = offsetCodec({ partition: t.type({ id: t.string }), offset: t.type({ n: t.number }) });
@@ -154,7 +154,7 @@ export abstract class SourceTask<P = unknown, O = unknown, C = unknown> {
    * import { stat } from 'node:fs/promises';
    * import * as t from 'io-ts';
    * import { EMPTY } from 'rxjs';
-   * import { offsetCodec, type OffsetUpdate } from 'tributary';
+   * import { offsetCodec, type OffsetUpdate } from 'tributary-connect';
    *
    * class FileTask extends SourceTask<{ file: string }, { position: number }, { file: string }> {
    *   readonly offsets = offsetCodec({ partition: t.type({ file: t.string }), offset: t.type({ position: t.number }) });

@@ -46,7 +46,7 @@ export interface TransformRecord {
  *
  * @example
  * ```ts
- * import { configTypes, defineConfig } from 'tributary';
+ * import { configTypes, defineConfig } from 'tributary-connect';
  *
  * class UpperCaseTopic extends Transformation<{ prefix: string }> {
  *   readonly config = defineConfig({ prefix: { type: configTypes.string, default: '', description: 'Prefix to add.' } });
@@ -88,7 +88,7 @@ export abstract class Transformation<C = any> {
  *
  * @example
  * ```ts
- * import { defineConfig } from 'tributary';
+ * import { defineConfig } from 'tributary-connect';
  *
  * class IsDelete extends Predicate<Record<string, never>> {
  *   readonly config = defineConfig({});

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { describeFailure, runStandalone, type StandaloneWorker } from './standalone.js';
 
 const DOCS =
-  'README.md in the package (node_modules/tributary/README.md); REST API and error codes: docs/rest.md, docs/errors.md of the source';
+  'README.md in the package (node_modules/tributary-connect/README.md); REST API and error codes: docs/rest.md, docs/errors.md of the source';
 
 const program = new Command();
 program
@@ -57,7 +57,7 @@ Examples:
   curl -X POST -H 'Content-Type: application/json' --data @connector.json http://127.0.0.1:8083/connectors
 
 A connector.class that is a .ts file needs a TypeScript loader: build it first (npm run build),
-or run the CLI through tsx (npx tsx node_modules/tributary/dist/cli/main.js standalone ...).
+or run the CLI through tsx (npx tsx node_modules/tributary-connect/dist/cli/main.js standalone ...).
 
 Docs: ${DOCS}`,
   )

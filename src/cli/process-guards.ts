@@ -16,8 +16,8 @@ import { isKafkajsError } from '../kafka/kafkajs-errors.js';
  *
  * @example
  * ```ts
- * import type { Logger } from 'tributary';
- * import type { Worker } from 'tributary/runtime';
+ * import type { Logger } from 'tributary-connect';
+ * import type { Worker } from 'tributary-connect/runtime';
  *
  * declare const worker: Worker;
  * declare const logger: Logger;

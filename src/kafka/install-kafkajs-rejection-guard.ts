@@ -26,8 +26,8 @@ import { isKafkajsError } from './kafkajs-errors.js';
  *
  * @example
  * ```ts
- * import type { Logger } from 'tributary';
- * import type { Worker } from 'tributary/runtime';
+ * import type { Logger } from 'tributary-connect';
+ * import type { Worker } from 'tributary-connect/runtime';
  *
  * declare const log: Logger;
  * declare const worker: Worker;

@@ -39,7 +39,7 @@ export interface RestAppContext {
  *
  * @example
  * ```ts
- * import type { Worker } from 'tributary/runtime';
+ * import type { Worker } from 'tributary-connect/runtime';
  * import { resolveRestOptions } from './rest-options.js';
  *
  * declare const worker: Worker;

@@ -13,8 +13,8 @@ import type { RestOptions } from './rest-options.js';
  *
  * @example
  * ```ts
- * import type { Logger } from 'tributary';
- * import type { Worker } from 'tributary/runtime';
+ * import type { Logger } from 'tributary-connect';
+ * import type { Worker } from 'tributary-connect/runtime';
  * import { resolveRestOptions } from './rest-options.js';
  *
  * declare const worker: Worker;

@@ -17,7 +17,7 @@ function tributaryPackage(): { version: string; commit: string } {
       const file = join(dir, 'package.json');
       if (!existsSync(file)) continue;
       const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string; gitHead?: string };
-      if (pkg.name !== 'tributary') continue;
+      if (pkg.name !== 'tributary-connect') continue;
       packageInfo = { version: pkg.version ?? 'unknown', commit: pkg.gitHead ?? 'unknown' };
       break;
     }

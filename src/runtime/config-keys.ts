@@ -207,7 +207,7 @@ export interface CheckKeysOptions {
  *
  * @example
  * ```ts
- * import { checkKeys } from 'tributary/runtime';
+ * import { checkKeys } from 'tributary-connect/runtime';
  *
  * const check = checkKeys(
  *   { 'heartbeat.intervall.ms': '500' },

@@ -1,6 +1,6 @@
 /**
  * The worker runtime: the task pipeline and the ports its adapters implement. For embedding
- * Tributary in your own process; connector authors need only `tributary`.
+ * Tributary in your own process; connector authors need only `tributary-connect`.
  * @module
  */
 

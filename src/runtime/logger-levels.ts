@@ -39,7 +39,7 @@ export function parseLogLevel(value: unknown): LogLevelName | undefined {
  * @example
  * ```ts
  * import pino from 'pino';
- * import type { Logger } from 'tributary';
+ * import type { Logger } from 'tributary-connect';
  *
  * const levels = new LoggerLevels('INFO');
  * const logger = levels.wrap(pino({ level: 'trace' }) as unknown as Logger);

@@ -85,7 +85,7 @@ export async function loadConnectorClass(
     if ((e as { code?: unknown }).code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(moduleSpec)) {
       throw new TributaryError(
         'PLUGIN_NOT_FOUND',
-        `connector.class "${spec}" is a TypeScript file, which Node cannot load by itself: build it and name the built .js file (e.g. npm run build, then ./dist/index.js#MyConnector), or run the worker through tsx (npx tsx node_modules/tributary/dist/cli/main.js standalone ...)`,
+        `connector.class "${spec}" is a TypeScript file, which Node cannot load by itself: build it and name the built .js file (e.g. npm run build, then ./dist/index.js#MyConnector), or run the worker through tsx (npx tsx node_modules/tributary-connect/dist/cli/main.js standalone ...)`,
         { cause: e },
       );
     }
@@ -111,7 +111,7 @@ export async function loadConnectorClass(
 /**
  * Finds the connector classes this worker can load (for `GET /connector-plugins`):
  * - in `baseDir`'s `node_modules` (and those above it): packages that declare the keyword
- *   `tributary-connector` or depend on `tributary`;
+ *   `tributary-connector` or depend on `tributary-connect`;
  * - in each `plugin.path` directory: the directory itself if it is a package; every package
  *   directory in it; packages in its `node_modules` that pass the test above; and its
  *   `.js`/`.mjs`/`.cjs` files.
@@ -266,7 +266,7 @@ function declaresConnectors(pkg: PackageJson): boolean {
   const deps = [pkg.dependencies, pkg.peerDependencies].filter(
     (d): d is Record<string, unknown> => typeof d === 'object' && d !== null,
   );
-  return keywords.includes('tributary-connector') || deps.some((d) => 'tributary' in d);
+  return keywords.includes('tributary-connector') || deps.some((d) => 'tributary-connect' in d);
 }
 
 /** The file a package subpath (`.` or `./x`) points to: `exports` (import, node, default), else module/main. */

@@ -991,7 +991,7 @@ export class Worker {
    *
    * @example
    * ```ts
-   * import { isTributaryError } from 'tributary';
+   * import { isTributaryError } from 'tributary-connect';
    *
    * declare const worker: Worker;
    * try {

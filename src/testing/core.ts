@@ -1,5 +1,5 @@
 /**
- * The framework-free part of `tributary/testing`: what the CommonJS build exports (vitest,
+ * The framework-free part of `tributary-connect/testing`: what the CommonJS build exports (vitest,
  * which the contract suite needs, cannot be loaded with `require`).
  * @module
  */

@@ -100,7 +100,7 @@ export interface SourceTaskContractOptions<P, O, C> {
  * Every check can be skipped with a written reason (`skip: { farFutureOffset: 'why' }`); missing
  * options a check needs, unknown skip keys and empty reasons throw when the file is collected.
  * Call it at the top level of a test file. It registers vitest tests, so vitest must be installed
- * (an optional peer dependency of Tributary, used by `tributary/testing` only).
+ * (an optional peer dependency of Tributary, used by `tributary-connect/testing` only).
  *
  * @param task - the task class under test, or a function that makes a new task (e.g. handing it
  *   a fake of the outside system; it is called for every run and restart)
@@ -109,7 +109,7 @@ export interface SourceTaskContractOptions<P, O, C> {
  * @example
  * A test file of the connector's project (a fragment: it imports the connector's own code):
  * ```ts fragment
- * import { describeSourceTask } from 'tributary/testing';
+ * import { describeSourceTask } from 'tributary-connect/testing';
  * import { DatagenConnector, DatagenTask } from '../src/index.js';
  *
  * describeSourceTask(DatagenTask, {

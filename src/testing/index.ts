@@ -2,14 +2,14 @@
  * Test a Tributary task without Kafka, in virtual time.
  *
  * ```ts
- * import { MockRuntime } from 'tributary/testing';
+ * import { MockRuntime } from 'tributary-connect/testing';
  * const run = await MockRuntime.start(MyTask, { config: { ... } });
  * await run.advanceBy('1h');
  * ```
  *
  * `describeSourceTask(MyTask, { ... })` generates the contract tests every source task should
  * pass. It registers vitest tests: vitest is an optional peer dependency, loaded when present,
- * so the rest of `tributary/testing` works with any test framework. The CommonJS build leaves
+ * so the rest of `tributary-connect/testing` works with any test framework. The CommonJS build leaves
  * the contract suite out (vitest cannot be loaded with `require`).
  * @module
  */

@@ -87,7 +87,7 @@ type TaskFactory<P, O, C> = (new () => SourceTask<P, O, C>) | (() => SourceTask<
  * ```ts
  * import * as t from 'io-ts';
  * import { EMPTY, of } from 'rxjs';
- * import { offsetCodec, SourceTask } from 'tributary';
+ * import { offsetCodec, SourceTask } from 'tributary-connect';
  * import { expect, it } from 'vitest';
  *
  * class CounterTask extends SourceTask<{ id: string }, { n: number }, { topic: string }> {
@@ -203,7 +203,7 @@ export class MockRuntime<P, O, C> {
    * ```ts
    * import * as t from 'io-ts';
    * import { EMPTY } from 'rxjs';
-   * import { offsetCodec, SourceTask } from 'tributary';
+   * import { offsetCodec, SourceTask } from 'tributary-connect';
    * import { expect, it } from 'vitest';
    *
    * class IdleTask extends SourceTask<{ id: string }, { n: number }, Record<string, never>> {

@@ -1,5 +1,5 @@
 /**
- * vitest, loaded when this module loads if it is installed: `tributary/testing` must load
+ * vitest, loaded when this module loads if it is installed: `tributary-connect/testing` must load
  * without it (the mock runtime serves any test framework), while `describeSourceTask` needs it.
  * vitest is an optional peer dependency of tributary.
  */

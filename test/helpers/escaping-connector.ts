@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { EMPTY, type Observable } from 'rxjs';
-import { configTypes, defineConfig, offsetCodec, SourceConnector, type SourceRecord, SourceTask } from 'tributary';
+import { configTypes, defineConfig, offsetCodec, SourceConnector, type SourceRecord, SourceTask } from 'tributary-connect';
 
 const config = defineConfig({
   topic: { type: configTypes.string, description: 'Data topic.' },

@@ -8,7 +8,7 @@ import {
   SourceConnector,
   type SourceRecord,
   SourceTask,
-} from 'tributary';
+} from 'tributary-connect';
 
 const config = defineConfig({
   topic: { type: configTypes.string, description: 'Data topic.' },

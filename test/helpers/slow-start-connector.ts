@@ -8,7 +8,7 @@ import {
   type SourceRecord,
   SourceTask,
   type SourceTaskContext,
-} from 'tributary';
+} from 'tributary-connect';
 
 const config = defineConfig({
   topic: { type: configTypes.string, description: 'Data topic.' },

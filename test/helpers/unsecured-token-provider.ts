@@ -1,4 +1,4 @@
-import type { OAuthBearerTokenProvider } from 'tributary';
+import type { OAuthBearerTokenProvider } from 'tributary-connect';
 
 /** How many times {@link tokenProvider} was called, in this process. */
 export const tokenCalls = { count: 0 };

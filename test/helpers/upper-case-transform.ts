@@ -1,4 +1,4 @@
-import { configTypes, defineConfig, Predicate, Transformation, type TransformRecord } from 'tributary';
+import { configTypes, defineConfig, Predicate, Transformation, type TransformRecord } from 'tributary-connect';
 
 /** An author's transform, loaded by module path in tests: upper-cases the topic and adds a prefix. */
 export class UpperCaseTopic extends Transformation<{ prefix: string }> {

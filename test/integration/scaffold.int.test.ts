@@ -197,7 +197,7 @@ describe('npm create tributary, outside the repository', () => {
       );
       const project = join(parent, 'local-conn');
       const pkg = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
-      expect(pkg.dependencies.tributary).toMatch(/^file:.*\.tributary\/local-pack\/tributary-[\d.]+\.tgz$/);
+      expect(pkg.dependencies['tributary-connect']).toMatch(/^file:.*\.tributary\/local-pack\/tributary-connect-[\d.]+\.tgz$/);
       await timed('create:local: npm install', () =>
         sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], project),
       );

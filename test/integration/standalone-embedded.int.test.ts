@@ -36,7 +36,7 @@ function startCli(
 } {
   const child = spawn(process.execPath, ['--import', tsx, join(root, 'src/cli/main.ts'), ...args], {
     cwd,
-    // tsx reads the tsconfig of the folder it runs in; the project's maps 'tributary' to src/.
+    // tsx reads the tsconfig of the folder it runs in; the project's maps 'tributary-connect' to src/.
     env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

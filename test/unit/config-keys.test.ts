@@ -1,4 +1,4 @@
-import { configTypes, defineConfig, SourceConnector } from 'tributary';
+import { configTypes, defineConfig, SourceConnector } from 'tributary-connect';
 import { describe, expect, it } from 'vitest';
 import { DatagenConnector } from '../../examples/datagen/src/index.js';
 import { checkWorkerKeys, knownWorkerKeys } from '../../src/cli/worker-keys.js';

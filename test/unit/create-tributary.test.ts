@@ -72,7 +72,7 @@ describe('create-tributary', () => {
     expect(pkg.dependencies).toEqual({
       'io-ts': root.dependencies['io-ts'],
       rxjs: root.dependencies.rxjs,
-      tributary: root.version,
+      'tributary-connect': root.version,
     });
     expect(pkg.devDependencies.vitest).toBe(root.devDependencies.vitest);
     expect(await readFile(join(dir, 'README.md'), 'utf8')).toMatch(/^# my-conn\n/);
@@ -204,10 +204,17 @@ describe('create-tributary', () => {
   });
 
   it('sets the SDK dependency to what --tributary gives, for a project wired to a local build', async () => {
-    const { code } = await run(['wired', '--template', 'basic-poll', '--yes', '--tributary', 'file:/clone/tributary-0.1.0.tgz']);
+    const { code } = await run([
+      'wired',
+      '--template',
+      'basic-poll',
+      '--yes',
+      '--tributary',
+      'file:/clone/tributary-connect-0.1.0.tgz',
+    ]);
     expect(code).toBe(0);
     const pkg = JSON.parse(await readFile(join(cwd, 'wired', 'package.json'), 'utf8'));
-    expect(pkg.dependencies.tributary).toBe('file:/clone/tributary-0.1.0.tgz');
+    expect(pkg.dependencies['tributary-connect']).toBe('file:/clone/tributary-connect-0.1.0.tgz');
     expect(pkg.dependencies.rxjs).toBe(root.dependencies.rxjs);
   });
 });

@@ -2,7 +2,7 @@
  * Documentation that compiles: every ```ts block of README.md and docs/*.md (written to
  * test/.doc-examples/) and every TSDoc `@example` in src/ (written beside its module as
  * `.doc-example-*.ts`, so it imports its siblings as the module does) is type-checked against the source
- * (`tributary`, `tributary/testing` and `tributary/runtime` map to src/, as in tsconfig.json);
+ * (`tributary-connect`, `tributary-connect/testing` and `tributary-connect/runtime` map to src/, as in tsconfig.json);
  * the blocks that are tests (they import vitest) are imported here, so their tests run too.
  * A TSDoc example has the names its own module exports in scope (as a reader of that page
  * does); anything else it uses it imports or declares. The files are removed afterwards. A block that cannot stand alone is

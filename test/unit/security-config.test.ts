@@ -403,7 +403,7 @@ describe('secrets', () => {
 });
 
 // The TSDoc example of OAuthBearerTokenProvider, compiled by `npm run typecheck` (never called: it would reach the network).
-import type { OAuthBearerTokenProvider } from 'tributary';
+import type { OAuthBearerTokenProvider } from 'tributary-connect';
 
 const exampleTokenProvider: OAuthBearerTokenProvider = async () => {
   const response = await fetch('https://idp.example/token', { method: 'POST', body: 'grant_type=client_credentials' });

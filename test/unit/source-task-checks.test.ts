@@ -1,5 +1,5 @@
 import { defer, EMPTY, from, ignoreElements, type Observable } from 'rxjs';
-import { configTypes, defineConfig, type HeartbeatRecord, type SourceRecord, SourceTask } from 'tributary';
+import { configTypes, defineConfig, type HeartbeatRecord, type SourceRecord, SourceTask } from 'tributary-connect';
 import { describe, expect, it } from 'vitest';
 import type { SourceTaskContractOptions } from '../../src/testing/describe-source-task.js';
 import { type SourceTaskCheck, sourceTaskChecks } from '../../src/testing/source-task-checks.js';

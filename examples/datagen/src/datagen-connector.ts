@@ -10,7 +10,7 @@ import {
   type SourceRecord,
   SourceTask,
   type SourceTaskContext,
-} from 'tributary';
+} from 'tributary-connect';
 
 const config = defineConfig({
   topic: { type: configTypes.string, description: 'Topic the records go to.' },

@@ -1,4 +1,4 @@
-import { configTypes, defineConfig, Predicate, Transformation, type TransformRecord } from 'tributary';
+import { configTypes, defineConfig, Predicate, Transformation, type TransformRecord } from 'tributary-connect';
 
 const sampleConfig = defineConfig({
   every: { type: configTypes.positiveInt, default: 10, description: 'Keep one record in this many (by its seq).' },

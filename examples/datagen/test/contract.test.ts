@@ -1,4 +1,4 @@
-import { describeSourceTask } from 'tributary/testing';
+import { describeSourceTask } from 'tributary-connect/testing';
 import { DatagenConnector, DatagenTask } from '../src/index.js';
 
 describeSourceTask(DatagenTask, {

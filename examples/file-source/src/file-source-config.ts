@@ -1,4 +1,4 @@
-import { type ConfigDef, type ConfigProblem, configTypes, defineConfig } from 'tributary';
+import { type ConfigDef, type ConfigProblem, configTypes, defineConfig } from 'tributary-connect';
 
 const keys = {
   file: {

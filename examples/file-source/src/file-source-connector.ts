@@ -1,4 +1,4 @@
-import { type OffsetChange, SourceConnector } from 'tributary';
+import { type OffsetChange, SourceConnector } from 'tributary-connect';
 import { type FileSourceConfig, fileSourceConfig } from './file-source-config.js';
 import { type FileOffset, type FilePartition, FileSourceTask } from './file-source-task.js';
 

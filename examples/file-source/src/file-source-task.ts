@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { concat, defer, from, mergeMap, type Observable, throwError } from 'rxjs';
-import { offsetCodec, type SourceLag, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary';
+import { offsetCodec, type SourceLag, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary-connect';
 import type { FileSourceConfig } from './file-source-config.js';
 import { type FileLine, type ReadBudget, TrackedFile } from './tracked-file.js';
 

@@ -1,5 +1,5 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
-import type { Clock, Logger } from 'tributary';
+import type { Clock, Logger } from 'tributary-connect';
 
 /** One complete line and the byte position just after it (its newline included): the offset to commit. */
 export interface FileLine {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeSourceTask } from 'tributary/testing';
+import { describeSourceTask } from 'tributary-connect/testing';
 import { afterAll } from 'vitest';
 import { FileSourceConnector, FileSourceTask } from '../src/index.js';
 

@@ -2,8 +2,8 @@ import { appendFile, mkdtemp, rename, rm, truncate, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
-import type { Logger } from 'tributary';
-import { MockRuntime, VirtualClock } from 'tributary/testing';
+import type { Logger } from 'tributary-connect';
+import { MockRuntime, VirtualClock } from 'tributary-connect/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FileSourceConfig, FileSourceConnector, FileSourceTask, fileSourceConfig } from '../src/index.js';
 

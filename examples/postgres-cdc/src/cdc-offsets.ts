@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { offsetCodec } from 'tributary';
+import { offsetCodec } from 'tributary-connect';
 import { lsnText } from './lsn.js';
 
 /** The source partition: the replication slot, whose position the offset is. */

@@ -1,4 +1,4 @@
-import { ConfigError, type ConfigType, configTypes, defineConfig } from 'tributary';
+import { ConfigError, type ConfigType, configTypes, defineConfig } from 'tributary-connect';
 
 /**
  * The configuration of the PostgreSQL CDC connector. Names follow Debezium's PostgreSQL

@@ -1,4 +1,4 @@
-import { SourceConnector } from 'tributary';
+import { SourceConnector } from 'tributary-connect';
 import type { CdcOffset, CdcPartition } from './cdc-offsets.js';
 import { type PostgresCdcConfig, parseTables, postgresCdcConfig } from './postgres-cdc-config.js';
 import { PostgresCdcTask } from './postgres-cdc-task.js';

@@ -10,7 +10,7 @@ import {
   SourceTask,
   type SourceTaskContext,
   TributaryError,
-} from 'tributary';
+} from 'tributary-connect';
 import { type CdcOffset, type CdcPartition, cdcOffsets } from './cdc-offsets.js';
 import { ChangeDecoder, type RowChange } from './change-decoder.js';
 import { clientConfig, describeServer } from './client-config.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ConfigError, type Logger, TributaryError } from 'tributary';
+import { ConfigError, type Logger, TributaryError } from 'tributary-connect';
 import type { CdcOffset } from './cdc-offsets.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import { type PostgresCdcConfig, parseTables, qualifiedName, type TableName } from './postgres-cdc-config.js';

@@ -1,4 +1,4 @@
-import { describeSourceTask } from 'tributary/testing';
+import { describeSourceTask } from 'tributary-connect/testing';
 import { PostgresCdcConnector, PostgresCdcTask } from '../src/index.js';
 
 // The checks that run a task need a live PostgreSQL and real time (changes arrive from the

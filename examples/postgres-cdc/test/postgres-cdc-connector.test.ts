@@ -1,4 +1,4 @@
-import { isTributaryError } from 'tributary';
+import { isTributaryError } from 'tributary-connect';
 import { describe, expect, it } from 'vitest';
 import { PostgresCdcConnector } from '../src/index.js';
 

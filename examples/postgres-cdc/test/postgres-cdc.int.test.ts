@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BoundedBuffer, TributaryError } from 'tributary';
-import { MockRuntime } from 'tributary/testing';
+import type { BoundedBuffer, TributaryError } from 'tributary-connect';
+import { MockRuntime } from 'tributary-connect/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CdcOffset,

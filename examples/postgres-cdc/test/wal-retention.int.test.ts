@@ -11,7 +11,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MockRuntime } from 'tributary/testing';
+import { MockRuntime } from 'tributary-connect/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CdcOffset, type CdcPartition, type PostgresCdcConfig, PostgresCdcTask, postgresCdcConfig } from '../src/index.js';
 import { parseLsn } from '../src/lsn.js';

@@ -1,4 +1,4 @@
-import { SourceConnector } from 'tributary';
+import { SourceConnector } from 'tributary-connect';
 import { type ItemsConfig, itemsConfig } from './items-config.js';
 import { type ItemsOffset, type ItemsPartition, ItemsTask } from './items-task.js';
 

@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { defer, mergeAll, type Observable } from 'rxjs';
-import { offsetCodec, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary';
+import { offsetCodec, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary-connect';
 import { DemoItemsApi } from './demo-items-api.js';
 import { HttpItemsApi, type ItemsApi } from './items-api.js';
 import type { ItemsConfig } from './items-config.js';

@@ -1,4 +1,4 @@
-import { describeSourceTask } from 'tributary/testing';
+import { describeSourceTask } from 'tributary-connect/testing';
 import { ItemsConnector, ItemsTask } from '../src/index.js';
 import { FakeItemsApi } from './fake-items-api.js';
 

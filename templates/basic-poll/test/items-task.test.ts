@@ -1,4 +1,4 @@
-import { MockRuntime } from 'tributary/testing';
+import { MockRuntime } from 'tributary-connect/testing';
 import { describe, expect, it } from 'vitest';
 import { type ItemsConfig, ItemsTask } from '../src/index.js';
 import { FakeItemsApi } from './fake-items-api.js';

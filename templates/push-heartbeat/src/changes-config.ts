@@ -1,4 +1,4 @@
-import { type ConfigType, configTypes, defineConfig } from 'tributary';
+import { type ConfigType, configTypes, defineConfig } from 'tributary-connect';
 
 /** The connector's configuration keys, with types, defaults and descriptions. */
 export const changesConfig = defineConfig({

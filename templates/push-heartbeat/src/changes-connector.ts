@@ -1,4 +1,4 @@
-import { SourceConnector } from 'tributary';
+import { SourceConnector } from 'tributary-connect';
 import { type ChangesConfig, changesConfig } from './changes-config.js';
 import { type ChangesOffset, type ChangesPartition, ChangesTask } from './changes-task.js';
 

@@ -9,7 +9,7 @@ import {
   type SourceRecord,
   SourceTask,
   type SourceTaskContext,
-} from 'tributary';
+} from 'tributary-connect';
 import type { Change, ChangeSource, ChangeStream } from './change-source.js';
 import type { ChangesConfig } from './changes-config.js';
 import { SimulatedChangeSource } from './simulated-change-source.js';

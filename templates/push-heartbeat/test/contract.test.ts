@@ -1,4 +1,4 @@
-import { describeSourceTask } from 'tributary/testing';
+import { describeSourceTask } from 'tributary-connect/testing';
 import { ChangesConnector, ChangesTask } from '../src/index.js';
 
 // The checks every source task should pass, heartbeats included.

@@ -1,4 +1,4 @@
-import { MockRuntime } from 'tributary/testing';
+import { MockRuntime } from 'tributary-connect/testing';
 import { describe, expect, it } from 'vitest';
 import { LinesTask } from './lines.js';
 

@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { defer, from } from 'rxjs';
-import { configTypes, defineConfig, offsetCodec, SourceConnector, SourceTask, type SourceTaskContext } from 'tributary';
+import { configTypes, defineConfig, offsetCodec, SourceConnector, SourceTask, type SourceTaskContext } from 'tributary-connect';
 
 type Partition = { file: string };
 type Offset = { line: number };
