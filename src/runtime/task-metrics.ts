@@ -131,8 +131,8 @@ export class TaskMetrics implements TaskListener {
   private advancedAt: number;
   private polledAtAdvance = 0;
   private readonly partitions = new Map<string, PartitionState>();
-  /** Partitions beyond the limit: when each last advanced (bounded). */
-  private readonly others = new Map<string, number>();
+  /** Partitions beyond the limit: their offset and when it last advanced (bounded). */
+  private readonly others = new Map<string, { offset: string; advancedAt: number }>();
   /** The oldest of `others`; recomputed lazily after the oldest one advanced. */
   private othersOldest: number | undefined;
   private othersDirty = false;
@@ -209,12 +209,14 @@ export class TaskMetrics implements TaskListener {
         this.partitions.set(key, { offset, stored: entry.offset, advancedAt: now });
         advanced = true;
       } else {
-        // Beyond the limit: only when it last advanced (a flush writes a partition only when it
-        // was acknowledged again), so that the oldest of them has an age too.
+        // Beyond the limit: only when it last advanced, so that the oldest of them has an age
+        // too. A flush writes a partition again whenever a record of it was acknowledged, a
+        // heartbeat with the same offset included: that is no advance.
         const before = this.others.get(key);
+        if (before !== undefined && before.offset === offset) continue;
         if (before !== undefined || this.others.size < 100_000) {
-          this.others.set(key, now);
-          if (before !== undefined && before === this.othersOldest) this.othersDirty = true;
+          this.others.set(key, { offset, advancedAt: now });
+          if (before !== undefined && before.advancedAt === this.othersOldest) this.othersDirty = true;
           else if (this.othersOldest === undefined) this.othersOldest = now;
         }
         advanced = true;
@@ -279,7 +281,7 @@ export class TaskMetrics implements TaskListener {
   private oldestOther(): number {
     if (this.othersDirty || this.othersOldest === undefined) {
       let oldest = Number.POSITIVE_INFINITY;
-      for (const t of this.others.values()) if (t < oldest) oldest = t;
+      for (const o of this.others.values()) if (o.advancedAt < oldest) oldest = o.advancedAt;
       this.othersOldest = oldest;
       this.othersDirty = false;
     }

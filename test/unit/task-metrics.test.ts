@@ -234,6 +234,40 @@ describe('task metrics', () => {
     expect(s.partitions[0]?.offsetAgeMs).toBe(1600);
   });
 
+  it('do not make a partition beyond the limit younger when a flush writes its offset again unchanged (a heartbeat)', async () => {
+    const clock = new VirtualClock(0);
+    const metrics = new TaskMetrics({ clock, partitionLimit: 1 });
+    const entry = (p: string, n: number) => ({ partition: { p }, offset: { n } });
+    metrics.offsetsFlushed([entry('a', 1), entry('slot', 7)]);
+    await clock.advanceBy(10_000);
+    // A heartbeat on the untracked partition carries the offset it already has.
+    metrics.offsetsFlushed([entry('slot', 7)]);
+    await clock.advanceBy(1000);
+    const s = metrics.snapshot();
+    expect(s.otherPartitionsOffsetAgeMs).toBe(11_000);
+    expect(s.offsetAgeMs).toBe(11_000);
+  });
+
+  it('count records skipped by errors.tolerance=all as skipped record errors, as Kafka Connect does', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 'orders', limit: 3 },
+      connector: 'orders',
+      connectorConfig: {
+        transforms: 'x',
+        'transforms.x.type': 'org.apache.kafka.connect.transforms.ExtractField$Key',
+        'transforms.x.field': 'id',
+        'errors.tolerance': 'all',
+      },
+    });
+    await run.advanceBy('1s');
+    expect(run.errorCounts.skipped).toBe(3);
+    expect(run.metrics()).toMatchObject({ state: 'RUNNING', recordsSkipped: 3, writeTotal: 0 });
+    const text = await run.metricsText();
+    expect(text).toContain('kafka_connect_task_error_total_records_skipped{connector="orders",task="0"} 3');
+    expect(text).toContain('kafka_connect_task_error_total_record_errors{connector="orders",task="0"} 3');
+    await run.stop();
+  });
+
   it('never let a listener that throws fail the task: the records still land and commit, the error is logged', async () => {
     const clock = new VirtualClock(0);
     const warnings: string[] = [];
