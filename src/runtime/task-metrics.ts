@@ -40,6 +40,8 @@ export interface TaskMetricsSnapshot {
   readonly recordErrors: number;
   /** Epoch ms of the last of those, 0 when none. */
   readonly lastErrorTimestamp: number;
+  /** Records a transform or converter failed on that `errors.tolerance=all` skipped (their offsets commit). */
+  readonly recordsSkipped: number;
   /** Heartbeat records acknowledged; epoch ms of the last one (undefined before the first). */
   readonly heartbeatRecords: number;
   readonly heartbeatLastTimestamp: number | undefined;
@@ -256,6 +258,7 @@ export class TaskMetrics implements TaskListener {
       offsetCommitFailurePercentage: commits === 0 ? 0 : (100 * this.commitFailures) / commits,
       recordErrors: this.recordErrors,
       lastErrorTimestamp: this.lastErrorAt,
+      recordsSkipped: this.probe?.errorCounts.skipped ?? 0,
       heartbeatRecords: this.heartbeats,
       heartbeatLastTimestamp: this.heartbeatAt,
       heartbeatTicks: this.ticks,

@@ -61,6 +61,8 @@ export interface TaskProbe {
   readonly status: TaskStatus;
   /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
   uncommitted(): { records: number; bytes: number };
+  /** Retries and records skipped by `errors.tolerance=all` so far. */
+  readonly errorCounts: TaskErrorCounts;
 }
 
 /** How one offset flush went. */
