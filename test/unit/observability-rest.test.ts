@@ -216,6 +216,44 @@ describe('LoggerLevels', () => {
   });
 });
 
+describe('basic authentication (rest.basic.auth.*)', () => {
+  it('guards /metrics, /admin/loggers and the status page like the rest of the API', async () => {
+    const metrics = new WorkerMetrics();
+    const worker = new Worker({
+      config: {},
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => new MockSender(systemClock),
+      loadConnector: async () => DatagenConnector,
+      taskListener: metrics.taskListener,
+    });
+    metrics.attach(worker);
+    await worker.start();
+    cleanups.push(() => worker.stop());
+    const rest = { ...((await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions) };
+    const app = createRestApp(
+      worker,
+      { ...rest, basicAuth: { user: 'ops', password: 's3cret' } },
+      { metrics, loggerLevels: new LoggerLevels('INFO') },
+    );
+    cleanups.push(() => app.close());
+    const good = `Basic ${Buffer.from('ops:s3cret').toString('base64')}`;
+    for (const [method, url] of [
+      ['GET', '/metrics'],
+      ['GET', '/admin/loggers'],
+      ['PUT', '/admin/loggers/root'],
+      ['GET', '/ui'],
+      ['GET', '/ui/status.json'],
+    ] as const) {
+      const payload = method === 'PUT' ? JSON.stringify({ level: 'DEBUG' }) : undefined;
+      const headers = method === 'PUT' ? { 'content-type': 'application/json' } : {};
+      const anonymous = await app.inject({ method, url, headers, payload });
+      expect([url, anonymous.statusCode]).toEqual([url, 401]);
+      const authorized = await app.inject({ method, url, headers: { ...headers, authorization: good }, payload });
+      expect([url, authorized.statusCode]).toEqual([url, 200]);
+    }
+  });
+});
+
 describe('LoggerLevels and connector names with dots', () => {
   it("does not let a connector's level leak to another connector whose name starts with it and a dot", () => {
     const lines: string[] = [];
