@@ -969,6 +969,9 @@ export class TaskRunner<P, O, C> {
               )
             : toTributaryError(outcome.error, 'OFFSET_FLUSH_FAILED', `${what} failed${then}`),
       );
+      // The committed offsets did not move, but the source may have: without asking again, a
+      // lag last seen at 0 would keep a task whose flushes all fail from ever showing stale.
+      if (!this.finalFlush) await this.reportLag();
       return false;
     }
     const changed = entries.filter((e) => {

@@ -193,6 +193,33 @@ describe('task metrics', () => {
     await run.stop();
   });
 
+  it('ask the source lag after a failed flush too, so a task whose flushes all fail while its source moves turns stale', async () => {
+    const task = new ScriptedTask();
+    let position = 0;
+    task.sourceLag = () => ({ position });
+    task.rounds = [() => of(record('a', 1))];
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      workerConfig: { 'offset.stale.threshold.ms': 60_000, 'offset.flush.interval.ms': 3_600_000 },
+    });
+    await run.advanceBy(10);
+    // Caught up at the last good flush.
+    expect(await run.flush()).toBe(true);
+    task.rounds = [() => of(record('a', 2))];
+    await run.advanceBy(10);
+    expect(run.metrics().sourceLag).toEqual({ position: 0 });
+    run.store.write = async () => {
+      throw new Error('offsets topic unavailable');
+    };
+    // The source moves on while every flush fails.
+    position = 5000;
+    await run.advanceBy('61s');
+    expect(await run.flush()).toBe(false);
+    expect(run.metrics().sourceLag).toEqual({ position: 5000 });
+    expect(run.metrics().stale).toBe(true);
+    await run.stop();
+  });
+
   it('are fresh after a restart, as Kafka Connect counts since the task was last restarted', async () => {
     const run = await MockRuntime.start(CounterTask, { config: { topic: 't', limit: 3 } });
     await run.advanceBy(100);
