@@ -154,7 +154,7 @@ describeBrowser('status page at /ui in headless Chromium', () => {
     await expect.poll(() => page.locator('[data-field="offset"]').count(), { timeout: 20_000 }).toBe(1);
     expect(await page.locator('section.connector h2').first().textContent()).toContain(name);
     expect(await page.locator('main img, main script').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
     expect(errors).toEqual([]);
   });
 });
