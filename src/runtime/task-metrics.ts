@@ -67,7 +67,7 @@ export interface TaskMetricsSnapshot {
   readonly sourceLag: SourceLag | undefined;
   /**
    * True when `offset.stale.threshold.ms` is set and the task is RUNNING and its committed
-   * offset is older than that while the source moved: the task reported a source lag above 0 or, without a lag hook,
+   * offset is older than that (time not RUNNING, e.g. paused, not counted) while the source moved: the task reported a source lag above 0 or, without a lag hook,
    * records were polled since the offset last advanced.
    */
   readonly stale: boolean;
@@ -131,6 +131,9 @@ export class TaskMetrics implements TaskListener {
   private lastFlushAt: number | undefined;
   private flushFailures = 0;
   private advancedAt: number;
+  /** Time not RUNNING since the offset last advanced (not counted toward staleness), and since when it is not, if so. */
+  private idleSinceAdvanceMs = 0;
+  private idleSince: number | undefined;
   private polledAtAdvance = 0;
   private readonly partitions = new Map<string, PartitionState>();
   /** Partitions beyond the limit: their offset and when it last advanced (bounded). */
@@ -146,6 +149,7 @@ export class TaskMetrics implements TaskListener {
     this.staleThresholdMs = options.staleThresholdMs ?? 0;
     this.startedAt = this.clock.now();
     this.advancedAt = this.startedAt;
+    this.idleSince = this.startedAt;
   }
 
   attached(task: TaskProbe): void {
@@ -154,6 +158,11 @@ export class TaskMetrics implements TaskListener {
 
   stateChanged(status: TaskStatus): void {
     this.state = status.state;
+    const now = this.clock.now();
+    if (status.state === 'RUNNING') {
+      if (this.idleSince !== undefined) this.idleSinceAdvanceMs += now - this.idleSince;
+      this.idleSince = undefined;
+    } else if (this.idleSince === undefined) this.idleSince = now;
   }
 
   pollCompleted(records: number, durationMs: number): void {
@@ -227,6 +236,8 @@ export class TaskMetrics implements TaskListener {
     if (advanced) {
       this.advancedAt = now;
       this.polledAtAdvance = this.polled;
+      this.idleSinceAdvanceMs = 0;
+      if (this.idleSince !== undefined) this.idleSince = now;
     }
   }
 
@@ -238,6 +249,7 @@ export class TaskMetrics implements TaskListener {
   snapshot(): TaskMetricsSnapshot {
     const now = this.clock.now();
     const offsetAgeMs = now - this.advancedAt;
+    const runningAgeMs = offsetAgeMs - this.idleSinceAdvanceMs - (this.idleSince === undefined ? 0 : now - this.idleSince);
     const commits = this.commitSuccesses + this.commitFailures;
     const uncommitted = this.probe?.uncommitted() ?? { records: 0, bytes: 0 };
     const moved = this.lag !== undefined ? this.lag.position > 0 : this.polled > this.polledAtAdvance;
@@ -277,7 +289,8 @@ export class TaskMetrics implements TaskListener {
       otherPartitionsOffsetAgeMs: this.others.size === 0 ? undefined : now - this.oldestOther(),
       sourceLag: this.lag,
       // Only a RUNNING task can be stale: a paused one is not expected to move its offset.
-      stale: state === 'RUNNING' && this.staleThresholdMs > 0 && offsetAgeMs > this.staleThresholdMs && moved,
+      // Time spent paused does not count: a task resumed after a long pause gets the threshold to catch up.
+      stale: state === 'RUNNING' && this.staleThresholdMs > 0 && runningAgeMs > this.staleThresholdMs && moved,
     };
   }
 

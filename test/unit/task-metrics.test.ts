@@ -193,6 +193,29 @@ describe('task metrics', () => {
     await run.stop();
   });
 
+  it('do not count time paused toward staleness: a task resumed after a long pause is not stale at once', async () => {
+    const task = new ScriptedTask();
+    task.sourceLag = () => ({ position: 10 });
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      workerConfig: { 'offset.stale.threshold.ms': 60_000, 'offset.flush.interval.ms': 3_600_000 },
+    });
+    await run.flush();
+    await run.advanceBy('10s');
+    run.pause();
+    await run.advanceBy('1h');
+    run.resume();
+    // 10 s running since the offset last advanced: 50 s to go before it is stale.
+    expect(run.metrics().stale).toBe(false);
+    await run.advanceBy('49s');
+    expect(run.metrics().stale).toBe(false);
+    await run.advanceBy('2s');
+    expect(run.metrics().stale).toBe(true);
+    // The offset age itself still counts from the last advance.
+    expect(run.metrics().offsetAgeMs).toBe(3_661_000);
+    await run.stop();
+  });
+
   it('ask the source lag after a failed flush too, so a task whose flushes all fail while its source moves turns stale', async () => {
     const task = new ScriptedTask();
     let position = 0;
