@@ -116,6 +116,7 @@ describeKafka('GET /metrics while the file source runs on a real broker', () => 
         id: 0,
         state: 'RUNNING',
         worker_id: worker.workerId,
+        version: expect.any(String),
         source_lag: { position: 0, unit: 'bytes' },
       });
 
