@@ -191,25 +191,25 @@ export const METRICS: readonly MetricDefinition[] = [
   taskMetric(
     'kafka_connect_task_error_total_record_errors',
     'gauge',
-    'The records that could not be sent (invalid, or the sender gave up after its retries); each fails the task.',
-    (s) => s.recordErrors,
+    'The records that failed: could not be sent (invalid, or the sender gave up after its retries; each fails the task), or were skipped by errors.tolerance=all.',
+    (s) => s.recordErrors + s.recordsSkipped,
   ),
   taskMetric(
     'kafka_connect_task_error_total_record_failures',
     'gauge',
-    'The record processing failures; as Tributary has no errors.tolerance, the same as total_record_errors.',
-    (s) => s.recordErrors,
+    'The record processing failures; the same as total_record_errors (retries are not counted).',
+    (s) => s.recordErrors + s.recordsSkipped,
   ),
   taskMetric(
     'kafka_connect_task_error_total_records_skipped',
     'gauge',
-    'Records skipped after an error: 0, as Tributary has no errors.tolerance (an error fails the task).',
-    () => 0,
+    'Records a transform or converter failed on that errors.tolerance=all skipped (their offsets commit).',
+    (s) => s.recordsSkipped,
   ),
   taskMetric(
     'kafka_connect_task_error_total_errors_logged',
     'gauge',
-    'The record errors written to the log; every one is.',
+    'The record errors that failed the task, each written to the log (records skipped by errors.tolerance=all are not counted here).',
     (s) => s.recordErrors,
   ),
   taskMetric(

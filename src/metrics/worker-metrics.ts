@@ -101,7 +101,7 @@ export class WorkerMetrics {
 
   /**
    * For `WorkerOptions.taskListener`: instruments each task the worker starts (a restarted task
-   * gets fresh figures, as in Kafka Connect). Chain another listener with `next`.
+   * gets fresh figures, as in Kafka Connect).
    */
   readonly taskListener = (connector: string, taskId: number): TaskListener => {
     const metrics = new TaskMetrics({

@@ -49,6 +49,11 @@ export function parseLogLevel(value: unknown): LogLevelName | undefined {
 export class LoggerLevels {
   private readonly levels = new Map<string, LoggerLevel>();
   private readonly known = new Set<string>([ROOT_LOGGER]);
+  /**
+   * The parent of each connector and task logger: a connector name may hold dots, so that
+   * `tributary.connector.orders.v2` is a child of `tributary.connector`, not of connector `orders`.
+   */
+  private readonly parents = new Map<string, string>();
   /** Bumped on every change, so that wrappers recompute their level lazily. */
   private version = 0;
 
@@ -60,8 +65,11 @@ export class LoggerLevels {
   }
 
   /** A logger that writes to `base` what the level of `name` lets through; its children get names from their bindings. */
-  wrap(base: Logger, name: string = ROOT_LOGGER): Logger {
-    if (this.known.size < 10_000) this.known.add(name);
+  wrap(base: Logger, name: string = ROOT_LOGGER, parent?: string): Logger {
+    if (this.known.size < 10_000) {
+      this.known.add(name);
+      if (parent !== undefined) this.parents.set(name, parent);
+    }
     let version = -1;
     let rank = 0;
     const enabled = (call: number) => {
@@ -84,13 +92,16 @@ export class LoggerLevels {
       error: (fields, message) => {
         if (enabled(CALL_RANK.error)) base.error(fields, message);
       },
-      child: (bindings) => this.wrap(base.child(bindings), childName(name, bindings)),
+      child: (bindings) => {
+        const child = childName(name, bindings);
+        return this.wrap(base.child(bindings), child, child === name ? undefined : structuralParent(name, bindings));
+      },
     };
   }
 
   /** The level in force for `name` (its own, else its nearest ancestor's, else root's). */
   level(name: string): LogLevelName {
-    for (let n: string | undefined = name; n !== undefined; n = parentName(n)) {
+    for (let n: string | undefined = name; n !== undefined; n = this.parentOf(n)) {
       const own = this.levels.get(n);
       if (own) return own.level;
     }
@@ -119,7 +130,7 @@ export class LoggerLevels {
   set(name: string, level: LogLevelName): string[] {
     const now = this.clock.now();
     const affected = [
-      ...new Set([name, ...[...this.levels.keys(), ...this.known].filter((n) => n !== name && isDescendant(n, name))]),
+      ...new Set([name, ...[...this.levels.keys(), ...this.known].filter((n) => n !== name && this.isDescendant(n, name))]),
     ].sort();
     for (const n of affected) {
       if (n === name || this.levels.has(n)) this.levels.set(n, { level, last_modified: now });
@@ -127,6 +138,25 @@ export class LoggerLevels {
     this.version++;
     return affected;
   }
+
+  private parentOf(name: string): string | undefined {
+    return this.parents.get(name) ?? parentName(name);
+  }
+
+  private isDescendant(name: string, ancestor: string): boolean {
+    if (ancestor === ROOT_LOGGER) return true;
+    for (let n = this.parentOf(name); n !== undefined; n = this.parentOf(n)) if (n === ancestor) return true;
+    return false;
+  }
+}
+
+/** The parent a child logger's name has (see {@link childName}), its connector name taken whole. */
+function structuralParent(parent: string, bindings: object): string {
+  const b = bindings as Record<string, unknown>;
+  if (typeof b.connector === 'string' && b.task !== undefined) return `tributary.connector.${b.connector}`;
+  if (typeof b.connector === 'string') return 'tributary.connector';
+  if (typeof b.component === 'string') return 'tributary';
+  return parent;
 }
 
 function childName(parent: string, bindings: object): string {
@@ -141,8 +171,4 @@ function childName(parent: string, bindings: object): string {
 function parentName(name: string): string | undefined {
   const dot = name.lastIndexOf('.');
   return dot > 0 ? name.slice(0, dot) : undefined;
-}
-
-function isDescendant(name: string, ancestor: string): boolean {
-  return ancestor === ROOT_LOGGER || name.startsWith(`${ancestor}.`);
 }

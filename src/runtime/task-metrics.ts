@@ -40,6 +40,8 @@ export interface TaskMetricsSnapshot {
   readonly recordErrors: number;
   /** Epoch ms of the last of those, 0 when none. */
   readonly lastErrorTimestamp: number;
+  /** Records a transform or converter failed on that `errors.tolerance=all` skipped (their offsets commit). */
+  readonly recordsSkipped: number;
   /** Heartbeat records acknowledged; epoch ms of the last one (undefined before the first). */
   readonly heartbeatRecords: number;
   readonly heartbeatLastTimestamp: number | undefined;
@@ -65,7 +67,7 @@ export interface TaskMetricsSnapshot {
   readonly sourceLag: SourceLag | undefined;
   /**
    * True when `offset.stale.threshold.ms` is set and the task is RUNNING and its committed
-   * offset is older than that while the source moved: the task reported a source lag above 0 or, without a lag hook,
+   * offset is older than that (time not RUNNING, e.g. paused, not counted) while the source moved: the task reported a source lag above 0 or, without a lag hook,
    * records were polled since the offset last advanced.
    */
   readonly stale: boolean;
@@ -129,10 +131,13 @@ export class TaskMetrics implements TaskListener {
   private lastFlushAt: number | undefined;
   private flushFailures = 0;
   private advancedAt: number;
+  /** Time not RUNNING since the offset last advanced (not counted toward staleness), and since when it is not, if so. */
+  private idleSinceAdvanceMs = 0;
+  private idleSince: number | undefined;
   private polledAtAdvance = 0;
   private readonly partitions = new Map<string, PartitionState>();
-  /** Partitions beyond the limit: when each last advanced (bounded). */
-  private readonly others = new Map<string, number>();
+  /** Partitions beyond the limit: their offset and when it last advanced (bounded). */
+  private readonly others = new Map<string, { offset: string; advancedAt: number }>();
   /** The oldest of `others`; recomputed lazily after the oldest one advanced. */
   private othersOldest: number | undefined;
   private othersDirty = false;
@@ -144,6 +149,7 @@ export class TaskMetrics implements TaskListener {
     this.staleThresholdMs = options.staleThresholdMs ?? 0;
     this.startedAt = this.clock.now();
     this.advancedAt = this.startedAt;
+    this.idleSince = this.startedAt;
   }
 
   attached(task: TaskProbe): void {
@@ -152,6 +158,11 @@ export class TaskMetrics implements TaskListener {
 
   stateChanged(status: TaskStatus): void {
     this.state = status.state;
+    const now = this.clock.now();
+    if (status.state === 'RUNNING') {
+      if (this.idleSince !== undefined) this.idleSinceAdvanceMs += now - this.idleSince;
+      this.idleSince = undefined;
+    } else if (this.idleSince === undefined) this.idleSince = now;
   }
 
   pollCompleted(records: number, durationMs: number): void {
@@ -209,12 +220,14 @@ export class TaskMetrics implements TaskListener {
         this.partitions.set(key, { offset, stored: entry.offset, advancedAt: now });
         advanced = true;
       } else {
-        // Beyond the limit: only when it last advanced (a flush writes a partition only when it
-        // was acknowledged again), so that the oldest of them has an age too.
+        // Beyond the limit: only when it last advanced, so that the oldest of them has an age
+        // too. A flush writes a partition again whenever a record of it was acknowledged, a
+        // heartbeat with the same offset included: that is no advance.
         const before = this.others.get(key);
+        if (before !== undefined && before.offset === offset) continue;
         if (before !== undefined || this.others.size < 100_000) {
-          this.others.set(key, now);
-          if (before !== undefined && before === this.othersOldest) this.othersDirty = true;
+          this.others.set(key, { offset, advancedAt: now });
+          if (before !== undefined && before.advancedAt === this.othersOldest) this.othersDirty = true;
           else if (this.othersOldest === undefined) this.othersOldest = now;
         }
         advanced = true;
@@ -223,6 +236,8 @@ export class TaskMetrics implements TaskListener {
     if (advanced) {
       this.advancedAt = now;
       this.polledAtAdvance = this.polled;
+      this.idleSinceAdvanceMs = 0;
+      if (this.idleSince !== undefined) this.idleSince = now;
     }
   }
 
@@ -234,6 +249,7 @@ export class TaskMetrics implements TaskListener {
   snapshot(): TaskMetricsSnapshot {
     const now = this.clock.now();
     const offsetAgeMs = now - this.advancedAt;
+    const runningAgeMs = offsetAgeMs - this.idleSinceAdvanceMs - (this.idleSince === undefined ? 0 : now - this.idleSince);
     const commits = this.commitSuccesses + this.commitFailures;
     const uncommitted = this.probe?.uncommitted() ?? { records: 0, bytes: 0 };
     const moved = this.lag !== undefined ? this.lag.position > 0 : this.polled > this.polledAtAdvance;
@@ -254,6 +270,7 @@ export class TaskMetrics implements TaskListener {
       offsetCommitFailurePercentage: commits === 0 ? 0 : (100 * this.commitFailures) / commits,
       recordErrors: this.recordErrors,
       lastErrorTimestamp: this.lastErrorAt,
+      recordsSkipped: this.probe?.errorCounts.skipped ?? 0,
       heartbeatRecords: this.heartbeats,
       heartbeatLastTimestamp: this.heartbeatAt,
       heartbeatTicks: this.ticks,
@@ -272,14 +289,15 @@ export class TaskMetrics implements TaskListener {
       otherPartitionsOffsetAgeMs: this.others.size === 0 ? undefined : now - this.oldestOther(),
       sourceLag: this.lag,
       // Only a RUNNING task can be stale: a paused one is not expected to move its offset.
-      stale: state === 'RUNNING' && this.staleThresholdMs > 0 && offsetAgeMs > this.staleThresholdMs && moved,
+      // Time spent paused does not count: a task resumed after a long pause gets the threshold to catch up.
+      stale: state === 'RUNNING' && this.staleThresholdMs > 0 && runningAgeMs > this.staleThresholdMs && moved,
     };
   }
 
   private oldestOther(): number {
     if (this.othersDirty || this.othersOldest === undefined) {
       let oldest = Number.POSITIVE_INFINITY;
-      for (const t of this.others.values()) if (t < oldest) oldest = t;
+      for (const o of this.others.values()) if (o.advancedAt < oldest) oldest = o.advancedAt;
       this.othersOldest = oldest;
       this.othersDirty = false;
     }

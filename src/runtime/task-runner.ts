@@ -61,6 +61,8 @@ export interface TaskProbe {
   readonly status: TaskStatus;
   /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
   uncommitted(): { records: number; bytes: number };
+  /** Retries and records skipped by `errors.tolerance=all` so far. */
+  readonly errorCounts: TaskErrorCounts;
 }
 
 /** How one offset flush went. */
@@ -973,6 +975,9 @@ export class TaskRunner<P, O, C> {
               )
             : toTributaryError(outcome.error, 'OFFSET_FLUSH_FAILED', `${what} failed${then}`),
       );
+      // The committed offsets did not move, but the source may have: without asking again, a
+      // lag last seen at 0 would keep a task whose flushes all fail from ever showing stale.
+      if (!this.finalFlush) await this.reportLag();
       return false;
     }
     const changed = entries.filter((e) => {

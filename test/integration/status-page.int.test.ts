@@ -109,4 +109,52 @@ describeBrowser('status page at /ui in headless Chromium', () => {
     expect(existsSync(shot)).toBe(true);
     expect(errors).toEqual([]);
   });
+  it('shows a connector name with HTML in it as text: no element is made of it and no script runs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'status-page-xss-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const name = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
+    await writeFile(
+      join(dir, 'worker.properties'),
+      props({
+        listeners: 'http://127.0.0.1:0',
+        'embedded.output': join(dir, 'out'),
+        'offset.storage.file.filename': join(dir, 'offsets.json'),
+        'offset.flush.interval.ms': '300',
+        'metrics.history.interval.ms': '300',
+      }),
+    );
+    await writeFile(
+      join(dir, 'datagen.properties'),
+      props({
+        name,
+        'connector.class': './examples/datagen/src/index.ts#DatagenConnector',
+        topic: 'events',
+        rate: '40',
+        'tasks.max': '1',
+      }),
+    );
+    const worker: StandaloneWorker = await runStandalone({
+      workerConfigPath: join(dir, 'worker.properties'),
+      connectorConfigPaths: [join(dir, 'datagen.properties')],
+      logger: quiet,
+    });
+    cleanups.push(() => worker.stop());
+    const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
+    cleanups.push(() => context.close());
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${worker.rest?.url}/ui`);
+    const task = page.locator('.task .state[data-state="RUNNING"]');
+    await task.waitFor({ timeout: 20_000 });
+    await expect.poll(() => page.locator('[data-field="offset"]').count(), { timeout: 20_000 }).toBe(1);
+    expect(await page.locator('section.connector h2').first().textContent()).toContain(name);
+    expect(await page.locator('main img, main script').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
 });

@@ -216,6 +216,74 @@ describe('LoggerLevels', () => {
   });
 });
 
+describe('basic authentication (rest.basic.auth.*)', () => {
+  it('guards /metrics, /admin/loggers and the status page like the rest of the API', async () => {
+    const metrics = new WorkerMetrics();
+    const worker = new Worker({
+      config: {},
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => new MockSender(systemClock),
+      loadConnector: async () => DatagenConnector,
+      taskListener: metrics.taskListener,
+    });
+    metrics.attach(worker);
+    await worker.start();
+    cleanups.push(() => worker.stop());
+    const rest = { ...((await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions) };
+    const app = createRestApp(
+      worker,
+      { ...rest, basicAuth: { user: 'ops', password: 's3cret' } },
+      { metrics, loggerLevels: new LoggerLevels('INFO') },
+    );
+    cleanups.push(() => app.close());
+    const good = `Basic ${Buffer.from('ops:s3cret').toString('base64')}`;
+    for (const [method, url] of [
+      ['GET', '/metrics'],
+      ['GET', '/admin/loggers'],
+      ['PUT', '/admin/loggers/root'],
+      ['GET', '/ui'],
+      ['GET', '/ui/status.json'],
+    ] as const) {
+      const payload = method === 'PUT' ? JSON.stringify({ level: 'DEBUG' }) : undefined;
+      const headers = method === 'PUT' ? { 'content-type': 'application/json' } : {};
+      const anonymous = await app.inject({ method, url, headers, payload });
+      expect([url, anonymous.statusCode]).toEqual([url, 401]);
+      const authorized = await app.inject({ method, url, headers: { ...headers, authorization: good }, payload });
+      expect([url, authorized.statusCode]).toEqual([url, 200]);
+    }
+  });
+});
+
+describe('LoggerLevels and connector names with dots', () => {
+  it("does not let a connector's level leak to another connector whose name starts with it and a dot", () => {
+    const lines: string[] = [];
+    const make = (prefix: string): Logger => ({
+      debug: (_f, m) => lines.push(`${prefix}debug ${m}`),
+      info: (_f, m) => lines.push(`${prefix}info ${m}`),
+      warn: (_f, m) => lines.push(`${prefix}warn ${m}`),
+      error: (_f, m) => lines.push(`${prefix}error ${m}`),
+      child: (b) => make(`${JSON.stringify(b)} `),
+    });
+    const levels = new LoggerLevels('INFO');
+    const root = levels.wrap(make(''));
+    const orders = root.child({ connector: 'orders' });
+    const ordersV2 = root.child({ connector: 'orders.v2' });
+    const v2Task = ordersV2.child({ connector: 'orders.v2', task: 0 });
+    expect(levels.set('tributary.connector.orders', 'DEBUG')).toEqual(['tributary.connector.orders']);
+    orders.debug({}, 'orders shown');
+    ordersV2.debug({}, 'v2 hidden');
+    v2Task.debug({}, 'v2 task hidden');
+    expect(levels.level('tributary.connector.orders.v2')).toBe('INFO');
+    // Its own level still reaches its tasks.
+    levels.set('tributary.connector.orders.v2', 'DEBUG');
+    v2Task.debug({}, 'v2 task shown');
+    expect(lines).toEqual([
+      '{"connector":"orders"} debug orders shown',
+      '{"connector":"orders.v2","task":0} debug v2 task shown',
+    ]);
+  });
+});
+
 describe('GET /health of a standalone worker', () => {
   it('answers 503 starting until the connectors of its command line are started, then 200 healthy', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'health-'));

@@ -193,6 +193,56 @@ describe('task metrics', () => {
     await run.stop();
   });
 
+  it('do not count time paused toward staleness: a task resumed after a long pause is not stale at once', async () => {
+    const task = new ScriptedTask();
+    task.sourceLag = () => ({ position: 10 });
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      workerConfig: { 'offset.stale.threshold.ms': 60_000, 'offset.flush.interval.ms': 3_600_000 },
+    });
+    await run.flush();
+    await run.advanceBy('10s');
+    run.pause();
+    await run.advanceBy('1h');
+    run.resume();
+    // 10 s running since the offset last advanced: 50 s to go before it is stale.
+    expect(run.metrics().stale).toBe(false);
+    await run.advanceBy('49s');
+    expect(run.metrics().stale).toBe(false);
+    await run.advanceBy('2s');
+    expect(run.metrics().stale).toBe(true);
+    // The offset age itself still counts from the last advance.
+    expect(run.metrics().offsetAgeMs).toBe(3_661_000);
+    await run.stop();
+  });
+
+  it('ask the source lag after a failed flush too, so a task whose flushes all fail while its source moves turns stale', async () => {
+    const task = new ScriptedTask();
+    let position = 0;
+    task.sourceLag = () => ({ position });
+    task.rounds = [() => of(record('a', 1))];
+    const run = await MockRuntime.start(() => task, {
+      config: {},
+      workerConfig: { 'offset.stale.threshold.ms': 60_000, 'offset.flush.interval.ms': 3_600_000 },
+    });
+    await run.advanceBy(10);
+    // Caught up at the last good flush.
+    expect(await run.flush()).toBe(true);
+    task.rounds = [() => of(record('a', 2))];
+    await run.advanceBy(10);
+    expect(run.metrics().sourceLag).toEqual({ position: 0 });
+    run.store.write = async () => {
+      throw new Error('offsets topic unavailable');
+    };
+    // The source moves on while every flush fails.
+    position = 5000;
+    await run.advanceBy('61s');
+    expect(await run.flush()).toBe(false);
+    expect(run.metrics().sourceLag).toEqual({ position: 5000 });
+    expect(run.metrics().stale).toBe(true);
+    await run.stop();
+  });
+
   it('are fresh after a restart, as Kafka Connect counts since the task was last restarted', async () => {
     const run = await MockRuntime.start(CounterTask, { config: { topic: 't', limit: 3 } });
     await run.advanceBy(100);
@@ -232,6 +282,40 @@ describe('task metrics', () => {
     s = metrics.snapshot();
     expect(s.otherPartitionsOffsetAgeMs).toBe(600);
     expect(s.partitions[0]?.offsetAgeMs).toBe(1600);
+  });
+
+  it('do not make a partition beyond the limit younger when a flush writes its offset again unchanged (a heartbeat)', async () => {
+    const clock = new VirtualClock(0);
+    const metrics = new TaskMetrics({ clock, partitionLimit: 1 });
+    const entry = (p: string, n: number) => ({ partition: { p }, offset: { n } });
+    metrics.offsetsFlushed([entry('a', 1), entry('slot', 7)]);
+    await clock.advanceBy(10_000);
+    // A heartbeat on the untracked partition carries the offset it already has.
+    metrics.offsetsFlushed([entry('slot', 7)]);
+    await clock.advanceBy(1000);
+    const s = metrics.snapshot();
+    expect(s.otherPartitionsOffsetAgeMs).toBe(11_000);
+    expect(s.offsetAgeMs).toBe(11_000);
+  });
+
+  it('count records skipped by errors.tolerance=all as skipped record errors, as Kafka Connect does', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 'orders', limit: 3 },
+      connector: 'orders',
+      connectorConfig: {
+        transforms: 'x',
+        'transforms.x.type': 'org.apache.kafka.connect.transforms.ExtractField$Key',
+        'transforms.x.field': 'id',
+        'errors.tolerance': 'all',
+      },
+    });
+    await run.advanceBy('1s');
+    expect(run.errorCounts.skipped).toBe(3);
+    expect(run.metrics()).toMatchObject({ state: 'RUNNING', recordsSkipped: 3, writeTotal: 0 });
+    const text = await run.metricsText();
+    expect(text).toContain('kafka_connect_task_error_total_records_skipped{connector="orders",task="0"} 3');
+    expect(text).toContain('kafka_connect_task_error_total_record_errors{connector="orders",task="0"} 3');
+    await run.stop();
   });
 
   it('never let a listener that throws fail the task: the records still land and commit, the error is logged', async () => {
