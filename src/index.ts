@@ -64,3 +64,8 @@ export {
   type SourceTaskClass,
   type SourceTaskContext,
 } from './api/source-task.js';
+export type {
+  ConnectorTransactionBoundaries,
+  ExactlyOnceSupport,
+  TransactionContext,
+} from './api/transaction-context.js';

@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   POLL_FAILED: { retriable: false },
   HEARTBEAT_FAILED: { retriable: false },
   SEND_FAILED: { retriable: false },
+  TRANSACTION_FAILED: { retriable: false },
+  TRANSACTION_FENCED: { retriable: false },
   TOPIC_INVALID: { retriable: false },
   PLUGIN_NOT_FOUND: { retriable: false },
   CONNECTOR_EXISTS: { retriable: false },

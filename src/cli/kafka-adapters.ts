@@ -5,13 +5,15 @@ import type { Logger } from '../api/logger.js';
 import { checkKafkaConnection } from '../kafka/connection-check.js';
 import { kafkajsSecurityOptions, librdkafkaSecurityConfig } from '../kafka/kafka-client-security.js';
 import { KafkajsSender } from '../kafka/kafkajs-sender.js';
+import { KafkajsTransactionalSender } from '../kafka/kafkajs-transactional-sender.js';
 import { LibrdkafkaSender } from '../kafka/librdkafka-sender.js';
 import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-config.js';
 import { type ResolvedKafkaSecurity, resolveKafkaSecurity, securityLayers } from '../kafka/security-config.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
 import { topicCreationSettings } from '../kafka/topic-creation-settings.js';
-import type { OffsetStore, RecordSender } from '../runtime/ports.js';
+import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
+import { isTransactionalSender, type OffsetStore, type RecordSender, type TransactionalRecordSender } from '../runtime/ports.js';
 import type { WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { KafkaOffsetStore } from '../storage/kafka-offset-store.js';
@@ -80,16 +82,24 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     return n;
   };
   const file = config['offset.storage.file.filename'];
-  const offsetStore: OffsetStore = file
-    ? new FileOffsetStore(resolve(file))
+  const exactlyOnce = workerExactlyOnce(config);
+  if (exactlyOnce && file) {
+    throw new ConfigError('worker config', [
+      'exactly.once.source.support=enabled writes offsets in the same Kafka transaction as the records, so they must be in Kafka: remove offset.storage.file.filename (offsets then go to offset.storage.topic)',
+    ]);
+  }
+  const offsetsTopic = config['offset.storage.topic'] ?? DEFAULT_OFFSETS_TOPIC;
+  const kafkaStore = file
+    ? undefined
     : new KafkaOffsetStore({
         kafka,
         admin,
-        topic: config['offset.storage.topic'] ?? DEFAULT_OFFSETS_TOPIC,
+        topic: offsetsTopic,
         partitions: int('offset.storage.partitions'),
         replicationFactor: int('offset.storage.replication.factor'),
         logger: logger.child({ component: 'offsets' }),
       });
+  const offsetStore: OffsetStore = kafkaStore ?? new FileOffsetStore(resolve(file as string));
   const topicCreation = config['topic.creation.enable'] !== 'false';
   const senderKind = config.sender ?? 'kafkajs';
   if (senderKind !== 'kafkajs' && senderKind !== 'librdkafka') {
@@ -106,7 +116,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)', { onlySecurity: true });
       }
     },
-    async createSender({ connector, taskId, connectorConfig }) {
+    async createSender({ connector, taskId, connectorConfig, exactlyOnce: transactional }) {
       const producer = resolveProducerConfig(config, connectorConfig, { connector, task: taskId });
       for (const warning of producer.warnings) logger.warn({ connector, task: taskId, event: 'producer.config' }, warning);
       const security = resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }));
@@ -115,7 +125,34 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         onlySecurity: true,
       });
       let sender: RecordSender;
-      if (senderKind === 'librdkafka') {
+      if (transactional && kafkaStore !== undefined && senderKind === 'kafkajs') {
+        const id = transactionalId(config, offsetsTopic, connector, taskId);
+        const client = new Kafka({
+          brokers,
+          logLevel: logLevel.WARN,
+          logCreator,
+          ...kafkajsClientOptions(producer),
+          ...kafkajsSecurityOptions(security),
+        });
+        const txSender = new KafkajsTransactionalSender({
+          kafka: client,
+          transactionalId: id,
+          offsetsTopic,
+          offsetMessages: (name, entries) => kafkaStore.offsetMessages(name, entries),
+          transactionTimeoutMs: int('producer.transaction.timeout.ms'),
+        });
+        // Fences the task's earlier producers before the task reads its offsets.
+        await txSender.connect();
+        logger.info(
+          { connector, task: taskId, event: 'producer.transactional', transactionalId: id },
+          'transactional producer ready',
+        );
+        sender = txSender;
+      } else if (transactional) {
+        throw new ConfigError('worker config', [
+          `exactly.once.source.support=enabled is not available with sender=${senderKind} yet: use sender=kafkajs (the default), or disable exactly-once`,
+        ]);
+      } else if (senderKind === 'librdkafka') {
         sender = await LibrdkafkaSender.connect(brokers.join(','), producer, undefined, librdkafkaSecurityConfig(security));
       } else {
         const client = new Kafka({
@@ -140,6 +177,24 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         });
         await kafkajs.connect();
         sender = kafkajs;
+      }
+      if (isTransactionalSender(sender)) {
+        // Topic creation runs per send, which a transaction must not wait on: the topics of an
+        // exactly-once connector must exist (or be created by the broker) beforehand.
+        const tx = sender;
+        senders.add(tx);
+        const wrappedTx: TransactionalRecordSender = {
+          transactional: true as const,
+          send: (r, cb) => tx.send(r, cb),
+          flush: () => tx.flush(),
+          commitTransaction: (name, entries) => tx.commitTransaction(name, entries),
+          abortTransaction: () => tx.abortTransaction(),
+          close: async () => {
+            senders.delete(tx);
+            await tx.close();
+          },
+        };
+        return wrappedTx;
       }
       const settings = topicCreation ? topicCreationSettings(connectorConfig) : null;
       const wrapped: RecordSender = settings ? new TopicCreatingSender(sender, admin, settings) : sender;

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
-import { isTributaryError } from '../api/errors.js';
+import { ConfigError, isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
 import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
@@ -144,6 +145,11 @@ function embeddedAdapters(
   config: Record<string, string>,
   options: StandaloneOptions,
 ): Pick<WorkerOptions, 'offsetStore' | 'createSender'> {
+  if (workerExactlyOnce(config)) {
+    throw new ConfigError('worker config', [
+      'exactly.once.source.support=enabled needs Kafka (records and offsets go in Kafka transactions): set bootstrap.servers, or leave exactly.once.source.support out for the embedded JSON-lines output',
+    ]);
+  }
   const output = config['embedded.output'] ?? 'stdout';
   const sink = new JsonLinesSender(
     output === 'stdout'

@@ -16,6 +16,7 @@ import {
   validateConnectorConfig,
   validateOffsets,
 } from './connector-config.js';
+import { resolveTransactionSettings, workerExactlyOnce } from './exactly-once-settings.js';
 import { discoverPlugins, findPlugin, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
 import { type TaskListener, TaskRunner } from './task-runner.js';
@@ -36,6 +37,12 @@ export interface SenderContext {
   readonly taskId: number;
   /** The connector's raw config (for `producer.override.*`). */
   readonly connectorConfig: Readonly<Record<string, string>>;
+  /**
+   * True with `exactly.once.source.support=enabled`: the sender must be a
+   * `TransactionalRecordSender` whose producer has fenced earlier ones of this task by the time
+   * it is returned (the task reads its offsets after that).
+   */
+  readonly exactlyOnce?: boolean;
 }
 
 /** The steps of {@link Worker.createConnector}, in order (KIP-995). */
@@ -440,7 +447,13 @@ export class ConnectorRunner {
   private async createTask(id: number, config: unknown, taskClass: SourceConnector['taskClass']): Promise<TaskSlot> {
     const { options } = this.worker;
     const settings = resolveTaskSettings(options.config, this.spec.config);
-    const sender = await options.createSender({ connector: this.name, taskId: id, connectorConfig: this.spec.config });
+    const transactions = resolveTransactionSettings(options.config, this.spec.config);
+    const sender = await options.createSender({
+      connector: this.name,
+      taskId: id,
+      connectorConfig: this.spec.config,
+      exactlyOnce: transactions !== undefined,
+    });
     const runner = new TaskRunner<unknown, unknown, unknown>({
       connector: this.name,
       taskId: id,
@@ -454,6 +467,7 @@ export class ConnectorRunner {
       logger: maskingLogger(this.worker.log, this.spec.config, this.spec.passwords),
       listener: options.taskListener?.(this.name, id),
       startPaused: this.target === 'PAUSED',
+      transactions,
     });
     return { id, config, runner, sender };
   }
@@ -528,6 +542,7 @@ export class Worker {
 
   /** Opens the offset store and lists the plugins (see {@link Worker.plugins}). */
   async start(): Promise<void> {
+    workerExactlyOnce(this.options.config);
     await this.options.offsetStore.start();
     try {
       const plugins = await this.plugins();

@@ -197,13 +197,7 @@ export class KafkaOffsetStore implements OffsetStore {
     const producer = this.producer;
     if (!this.started || producer === undefined) throw new Error('KafkaOffsetStore is not started');
     if (entries.length === 0) return;
-    const messages = entries.map((entry) => {
-      const canonicalKey = canonicalJson([connector, entry.partition]);
-      return {
-        key: this.versions.get(canonicalKey)?.text ?? canonicalKey,
-        value: entry.offset === null ? null : canonicalJson(entry.offset),
-      };
-    });
+    const messages = this.offsetMessages(connector, entries);
     try {
       await producer.sendBatch({ acks: -1, topicMessages: [{ topic: this.topic, messages }] });
     } catch (e) {
@@ -215,6 +209,22 @@ export class KafkaOffsetStore implements OffsetStore {
         { cause: e },
       );
     }
+  }
+
+  /**
+   * The records of the offsets topic that store `entries` for `connector`, as {@link write}
+   * sends them (a partition already in the topic keeps its key text). For a transactional
+   * producer that writes offsets with its records (exactly-once); the store sees them once the
+   * transaction commits, as it follows the topic with `read_committed`.
+   */
+  offsetMessages(connector: string, entries: readonly OffsetEntry[]): Array<{ key: string; value: string | null }> {
+    return entries.map((entry) => {
+      const canonicalKey = canonicalJson([connector, entry.partition]);
+      return {
+        key: this.versions.get(canonicalKey)?.text ?? canonicalKey,
+        value: entry.offset === null ? null : canonicalJson(entry.offset),
+      };
+    });
   }
 
   async connectors(): Promise<string[]> {
