@@ -356,6 +356,8 @@ export class TaskRunner<P, O, C> {
     return new Promise((resolve) => {
       let count = 0;
       let source: Observable<SourceRecord<P, O>>;
+      // A TransactionContext request made in poll() is about the records of this round.
+      this.inRound = true;
       try {
         source = this.task.poll();
         if (typeof (source as Partial<Observable<unknown>> | undefined)?.subscribe !== 'function') {
@@ -365,11 +367,11 @@ export class TaskRunner<P, O, C> {
           );
         }
       } catch (e) {
+        this.inRound = false;
         this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
         resolve(0);
         return;
       }
-      this.inRound = true;
       const end = (): void => {
         this.inRound = false;
         resolve(count);
@@ -587,7 +589,10 @@ export class TaskRunner<P, O, C> {
   }
 
   private takeCommittable(): void {
-    for (const [key, entry] of this.submitted.takeCommittable()) this.pending.set(key, entry);
+    const taken = this.submitted.takeCommittable();
+    // With exactly-once, acknowledged means committed with its offset in the same transaction.
+    if (this.tx !== undefined) return;
+    for (const [key, entry] of taken) this.pending.set(key, entry);
   }
 
   private async flushOnce(): Promise<boolean> {
@@ -849,10 +854,7 @@ export class TaskRunner<P, O, C> {
     // and not yet written, and KIP-910 updates (asked at most every offset.flush.interval.ms).
     const askUpdates =
       this.task.updateOffsets !== undefined && (records > 0 || now - this.txOffsetsOnlyAt >= this.settings.flushIntervalMs);
-    if (records === 0 && !askUpdates) {
-      this.takeCommittable();
-      if (this.pending.size === 0) return this.txChain;
-    }
+    if (records === 0 && !askUpdates) return this.txChain;
     if (records === 0) this.txOffsetsOnlyAt = now;
     const previous = this.txChain;
     let written: Map<string, Committable<JsonObject, JsonObject>> = new Map();
