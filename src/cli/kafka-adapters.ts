@@ -125,6 +125,13 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         onlySecurity: true,
       });
       let sender: RecordSender;
+      if (transactional && topicCreation && topicCreationSettings(connectorConfig) !== null) {
+        // Records wait in the topic-creating sender until their topic exists; a transaction
+        // committed meanwhile would carry their offsets without them.
+        throw new ConfigError(`config of connector '${connector}'`, [
+          'topic.creation.* is not applied with exactly.once.source.support=enabled yet: create the topics beforehand and remove the topic.creation.* keys (or set topic.creation.enable=false on the worker)',
+        ]);
+      }
       if (transactional && kafkaStore !== undefined && senderKind === 'kafkajs') {
         const id = transactionalId(config, offsetsTopic, connector, taskId);
         const client = new Kafka({

@@ -16,13 +16,18 @@ class ExactlyOnceDatagen extends DatagenConnector {
     return 'supported' as const;
   }
 }
+class SilentDatagen extends DatagenConnector {
+  override exactlyOnceSupport() {
+    return undefined;
+  }
+}
 class UnsupportedDatagen extends DatagenConnector {
   override exactlyOnceSupport() {
     return 'unsupported' as const;
   }
 }
 class ThrowingDatagen extends DatagenConnector {
-  override exactlyOnceSupport(): 'supported' {
+  override exactlyOnceSupport(): undefined {
     throw new Error('cannot tell before start');
   }
 }
@@ -79,7 +84,7 @@ describe('connector exactly-once settings (KIP-618 preflight checks)', () => {
   });
 
   it('refuses exactly.once.support=required when the connector does not say (exactlyOnceSupport() undefined), as Kafka Connect does', () => {
-    const problems = problemsOf(new DatagenConnector(), { 'exactly.once.support': 'required' });
+    const problems = problemsOf(new SilentDatagen(), { 'exactly.once.support': 'required' });
     expect(problems.map((p) => p.key)).toEqual(['exactly.once.support']);
     expect(problems[0]?.message).toMatch(/returns undefined/);
   });
