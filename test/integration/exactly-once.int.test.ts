@@ -164,4 +164,39 @@ describeKafka('exactly-once source delivery (KIP-618) on the real broker', () =>
     const records = await readTopic(kafka, data, { readUncommitted: false, atLeast: lines });
     expect(records.map((r) => r.value.replace(/^"|"$/g, ''))).toEqual(Array.from({ length: lines }, (_, i) => `line ${i + 1}`));
   }, 300_000);
+
+  it('a worker frozen with SIGSTOP and resumed after its replacement started writes nothing a read_committed consumer sees', async () => {
+    const bootstrap = requireKafkaBootstrap();
+    const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
+    const { dir, data, offsets } = await runDir(bootstrap, { exactlyOnce: true, connector: datagen });
+    const zombie = startCli(dir);
+    await waitFor(async () => zombie.stderr().includes('"event":"task.started"'), 60_000, 'the first task to start');
+    await waitFor(async () => (await topicEnd(kafka, data)) > 3000, 60_000, 'records of the first worker');
+    zombie.child.kill('SIGSTOP');
+    try {
+      const replacement = startCli(dir);
+      await waitFor(async () => replacement.stderr().includes('"event":"task.started"'), 60_000, 'the replacement to start');
+      await waitFor(() => datagenDone(kafka, offsets), 120_000, 'the replacement to commit everything');
+      const before = await topicEnd(kafka, data);
+      zombie.child.kill('SIGCONT');
+      // The zombie goes on polling and tries to commit: fenced, its task fails.
+      await waitFor(async () => zombie.stderr().includes('TRANSACTION_FENCED'), 60_000, 'the zombie to be fenced');
+      expect(zombie.stderr()).toContain('"event":"task.failed"');
+      replacement.child.kill('SIGTERM');
+      expect(await replacement.exited).toBe(0);
+      expect(replacement.stderr()).not.toContain('"event":"task.failed"');
+      const ends = await committedSeqs(kafka, offsets);
+      const committed = await readTopic(kafka, data, { readUncommitted: false, atLeast: TOTAL });
+      const by = bySequence(committed);
+      for (let s = 0; s < SEQUENCES; s++) expect(by.get(s), `sequence ${s}`).toEqual(upTo(ends.get(s) ?? -1));
+      expect(committed).toHaveLength(TOTAL);
+      console.log(
+        `[exactly-once] zombie: log end ${before} before the resume, ${await topicEnd(kafka, data)} after; ${committed.length} records visible to read_committed`,
+      );
+    } finally {
+      zombie.child.kill('SIGCONT');
+      zombie.child.kill('SIGKILL');
+      await zombie.exited;
+    }
+  }, 300_000);
 });
