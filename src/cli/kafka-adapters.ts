@@ -7,6 +7,7 @@ import { kafkajsSecurityOptions, librdkafkaSecurityConfig } from '../kafka/kafka
 import { KafkajsSender } from '../kafka/kafkajs-sender.js';
 import { KafkajsTransactionalSender } from '../kafka/kafkajs-transactional-sender.js';
 import { LibrdkafkaSender } from '../kafka/librdkafka-sender.js';
+import { LibrdkafkaTransactionalSender } from '../kafka/librdkafka-transactional-sender.js';
 import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-config.js';
 import { type ResolvedKafkaSecurity, resolveKafkaSecurity, securityLayers } from '../kafka/security-config.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
@@ -155,10 +156,19 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
           'transactional producer ready',
         );
         sender = txSender;
-      } else if (transactional) {
-        throw new ConfigError('worker config', [
-          `exactly.once.source.support=enabled is not available with sender=${senderKind} yet: use sender=kafkajs (the default), or disable exactly-once`,
-        ]);
+      } else if (transactional && kafkaStore !== undefined) {
+        const id = transactionalId(config, offsetsTopic, connector, taskId);
+        // initTransactions at connect fences the task's earlier producers before it reads offsets.
+        sender = await LibrdkafkaTransactionalSender.connect(brokers.join(','), producer, librdkafkaSecurityConfig(security), {
+          transactionalId: id,
+          offsetsTopic,
+          offsetMessages: (name, entries) => kafkaStore.offsetMessages(name, entries),
+          transactionTimeoutMs: int('producer.transaction.timeout.ms'),
+        });
+        logger.info(
+          { connector, task: taskId, event: 'producer.transactional', transactionalId: id },
+          'transactional producer ready',
+        );
       } else if (senderKind === 'librdkafka') {
         sender = await LibrdkafkaSender.connect(brokers.join(','), producer, undefined, librdkafkaSecurityConfig(security));
       } else {

@@ -454,7 +454,27 @@ export class ConnectorRunner {
       connectorConfig: this.spec.config,
       exactlyOnce: transactions !== undefined,
     });
-    const runner = new TaskRunner<unknown, unknown, unknown>({
+    let runner: TaskRunner<unknown, unknown, unknown>;
+    try {
+      runner = this.newRunner(id, config, taskClass, settings, sender, transactions);
+    } catch (e) {
+      // The sender has a producer open (with exactly-once: registered, fencing) that no task will close.
+      await sender.close().catch(() => {});
+      throw e;
+    }
+    return { id, config, runner, sender };
+  }
+
+  private newRunner(
+    id: number,
+    config: unknown,
+    taskClass: SourceConnector['taskClass'],
+    settings: ReturnType<typeof resolveTaskSettings>,
+    sender: RecordSender,
+    transactions: ReturnType<typeof resolveTransactionSettings>,
+  ): TaskRunner<unknown, unknown, unknown> {
+    const { options } = this.worker;
+    return new TaskRunner<unknown, unknown, unknown>({
       connector: this.name,
       taskId: id,
       task: new taskClass(),
@@ -469,7 +489,6 @@ export class ConnectorRunner {
       startPaused: this.target === 'PAUSED',
       transactions,
     });
-    return { id, config, runner, sender };
   }
 
   private markFailed(error: TributaryError): void {

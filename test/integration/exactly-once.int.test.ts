@@ -13,6 +13,7 @@ import {
   waitFor,
 } from '../helpers/exactly-once-runs.js';
 import { describeKafka, requireKafkaBootstrap } from '../helpers/kafka.js';
+import { describeEachSender } from '../helpers/senders.js';
 
 const SEQUENCES = 3;
 /** Records of the datagen task (max.records counts over all its sequences). */
@@ -21,9 +22,9 @@ const CYCLES = 4;
 
 const datagen = {
   'connector.class': './examples/datagen/src/index.ts#DatagenConnector',
-  // As fast as the pipeline takes them, 2000 per poll round: a transaction is mostly being written,
-  // so most SIGKILLs hit one open (the broker keeps its records, aborted).
-  rate: 0,
+  // Up to 2000 per poll round: a transaction is mostly being written, so many SIGKILLs hit one
+  // open (the broker keeps its records, aborted). The rate keeps the run longer than the cycles.
+  rate: 6000,
   partitions: SEQUENCES,
   'max.records': TOTAL,
   'batch.size': 2000,
@@ -96,30 +97,32 @@ async function killCycles(
 }
 
 describeKafka('exactly-once source delivery (KIP-618) on the real broker', () => {
-  it('a read_committed consumer sees every datagen record exactly once, in order, across SIGKILLs mid-stream', async () => {
-    const bootstrap = requireKafkaBootstrap();
-    const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
-    const { dir, data, offsets, heartbeats } = await runDir(bootstrap, { exactlyOnce: true, connector: datagen });
-    await killCycles(kafka, dir, data, CYCLES, () => datagenDone(kafka, offsets), 3000);
+  describeEachSender('datagen with SIGKILLs', (sender) => {
+    it('a read_committed consumer sees every datagen record exactly once, in order, across SIGKILLs mid-stream', async () => {
+      const bootstrap = requireKafkaBootstrap();
+      const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
+      const { dir, data, offsets, heartbeats } = await runDir(bootstrap, { exactlyOnce: true, sender, connector: datagen });
+      await killCycles(kafka, dir, data, CYCLES, () => datagenDone(kafka, offsets), 3000);
 
-    const ends = await committedSeqs(kafka, offsets);
-    const committed = await readTopic(kafka, data, { readUncommitted: false, atLeast: TOTAL });
-    const by = bySequence(committed);
-    for (let s = 0; s < SEQUENCES; s++) expect(by.get(s), `sequence ${s}`).toEqual(upTo(ends.get(s) ?? -1));
-    expect(committed).toHaveLength(TOTAL);
+      const ends = await committedSeqs(kafka, offsets);
+      const committed = await readTopic(kafka, data, { readUncommitted: false, atLeast: TOTAL });
+      const by = bySequence(committed);
+      for (let s = 0; s < SEQUENCES; s++) expect(by.get(s), `sequence ${s}`).toEqual(upTo(ends.get(s) ?? -1));
+      expect(committed).toHaveLength(TOTAL);
 
-    // What the killed workers had sent in open transactions is in the log, but aborted.
-    const all = await readTopic(kafka, data, { readUncommitted: true, atLeast: committed.length });
-    console.log(
-      `[exactly-once] datagen: ${committed.length} records committed, ${all.length - committed.length} aborted records in the log after ${CYCLES} SIGKILLs`,
-    );
-    expect(all.length).toBeGreaterThanOrEqual(committed.length);
+      // What the killed workers had sent in open transactions is in the log, but aborted.
+      const all = await readTopic(kafka, data, { readUncommitted: true, atLeast: committed.length });
+      console.log(
+        `[exactly-once] datagen, sender=${sender}: ${committed.length} records committed, ${all.length - committed.length} aborted records in the log after ${CYCLES} SIGKILLs`,
+      );
+      expect(all.length).toBeGreaterThanOrEqual(committed.length);
 
-    // Heartbeats took part in the transactions: committed ones are visible, and the committed offsets are the ends.
-    const beats = await readTopic(kafka, heartbeats, { readUncommitted: false, atLeast: 1, quietMs: 500 });
-    expect(beats.length).toBeGreaterThan(0);
-    expect(ends.size).toBe(SEQUENCES);
-  }, 300_000);
+      // Heartbeats took part in the transactions: committed ones are visible, and the committed offsets are the ends.
+      const beats = await readTopic(kafka, heartbeats, { readUncommitted: false, atLeast: 1, quietMs: 500 });
+      expect(beats.length).toBeGreaterThan(0);
+      expect(ends.size).toBe(SEQUENCES);
+    }, 300_000);
+  });
 
   it('without exactly-once, the same SIGKILLs leave duplicates in the topic (the contrast)', async () => {
     const bootstrap = requireKafkaBootstrap();
@@ -165,38 +168,44 @@ describeKafka('exactly-once source delivery (KIP-618) on the real broker', () =>
     expect(records.map((r) => r.value.replace(/^"|"$/g, ''))).toEqual(Array.from({ length: lines }, (_, i) => `line ${i + 1}`));
   }, 300_000);
 
-  it('a worker frozen with SIGSTOP and resumed after its replacement started writes nothing a read_committed consumer sees', async () => {
-    const bootstrap = requireKafkaBootstrap();
-    const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
-    const { dir, data, offsets } = await runDir(bootstrap, { exactlyOnce: true, connector: datagen });
-    const zombie = startCli(dir);
-    await waitFor(async () => zombie.stderr().includes('"event":"task.started"'), 60_000, 'the first task to start');
-    await waitFor(async () => (await topicEnd(kafka, data)) > 3000, 60_000, 'records of the first worker');
-    zombie.child.kill('SIGSTOP');
-    try {
-      const replacement = startCli(dir);
-      await waitFor(async () => replacement.stderr().includes('"event":"task.started"'), 60_000, 'the replacement to start');
-      await waitFor(() => datagenDone(kafka, offsets), 120_000, 'the replacement to commit everything');
-      const before = await topicEnd(kafka, data);
-      zombie.child.kill('SIGCONT');
-      // The zombie goes on polling and tries to commit: fenced, its task fails.
-      await waitFor(async () => zombie.stderr().includes('TRANSACTION_FENCED'), 60_000, 'the zombie to be fenced');
-      expect(zombie.stderr()).toContain('"event":"task.failed"');
-      replacement.child.kill('SIGTERM');
-      expect(await replacement.exited).toBe(0);
-      expect(replacement.stderr()).not.toContain('"event":"task.failed"');
-      const ends = await committedSeqs(kafka, offsets);
-      const committed = await readTopic(kafka, data, { readUncommitted: false, atLeast: TOTAL });
-      const by = bySequence(committed);
-      for (let s = 0; s < SEQUENCES; s++) expect(by.get(s), `sequence ${s}`).toEqual(upTo(ends.get(s) ?? -1));
-      expect(committed).toHaveLength(TOTAL);
-      console.log(
-        `[exactly-once] zombie: log end ${before} before the resume, ${await topicEnd(kafka, data)} after; ${committed.length} records visible to read_committed`,
-      );
-    } finally {
-      zombie.child.kill('SIGCONT');
-      zombie.child.kill('SIGKILL');
-      await zombie.exited;
-    }
-  }, 300_000);
+  describeEachSender('zombie fencing', (sender) => {
+    it('a worker frozen with SIGSTOP and resumed after its replacement started writes nothing a read_committed consumer sees', async () => {
+      const bootstrap = requireKafkaBootstrap();
+      const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
+      const { dir, data, offsets } = await runDir(bootstrap, { exactlyOnce: true, sender, connector: datagen });
+      const zombie = startCli(dir);
+      await waitFor(async () => zombie.stderr().includes('"event":"task.started"'), 60_000, 'the first task to start');
+      await waitFor(async () => (await topicEnd(kafka, data)) > 3000, 60_000, 'records of the first worker');
+      zombie.child.kill('SIGSTOP');
+      try {
+        const replacement = startCli(dir);
+        await waitFor(async () => replacement.stderr().includes('"event":"task.started"'), 60_000, 'the replacement to start');
+        await waitFor(() => datagenDone(kafka, offsets), 120_000, 'the replacement to commit everything');
+        const before = await topicEnd(kafka, data);
+        zombie.child.kill('SIGCONT');
+        // The zombie goes on polling and tries to commit: fenced, its task fails.
+        await waitFor(async () => zombie.stderr().includes('TRANSACTION_FENCED'), 60_000, 'the zombie to be fenced').catch(
+          (e) => {
+            throw new Error(`${(e as Error).message}; zombie log: ${zombie.stderr().slice(-3000)}`);
+          },
+        );
+        expect(zombie.stderr()).toContain('"event":"task.failed"');
+        replacement.child.kill('SIGTERM');
+        expect(await replacement.exited).toBe(0);
+        expect(replacement.stderr()).not.toContain('"event":"task.failed"');
+        const ends = await committedSeqs(kafka, offsets);
+        const committed = await readTopic(kafka, data, { readUncommitted: false, atLeast: TOTAL });
+        const by = bySequence(committed);
+        for (let s = 0; s < SEQUENCES; s++) expect(by.get(s), `sequence ${s}`).toEqual(upTo(ends.get(s) ?? -1));
+        expect(committed).toHaveLength(TOTAL);
+        console.log(
+          `[exactly-once] zombie, sender=${sender}: log end ${before} before the resume, ${await topicEnd(kafka, data)} after; ${committed.length} records visible to read_committed`,
+        );
+      } finally {
+        zombie.child.kill('SIGCONT');
+        zombie.child.kill('SIGKILL');
+        await zombie.exited;
+      }
+    }, 300_000);
+  });
 });

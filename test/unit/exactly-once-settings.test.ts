@@ -174,4 +174,22 @@ describe('worker create and validate with exactly.once.support=required', () => 
     expect(report.keys.find((k) => k.name === 'transaction.boundary')?.value).toBe('poll');
     await w.stop();
   });
+
+  it('fails the connector with a clear error when the sender is not transactional, and closes that sender', async () => {
+    let closed = 0;
+    const sender = new MockSender(systemClock);
+    const w = new Worker({
+      config: ENABLED,
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async ({ exactlyOnce }) => {
+        expect(exactlyOnce).toBe(true);
+        return { send: (r, cb) => sender.send(r, cb), flush: () => sender.flush(), close: async () => void closed++ };
+      },
+      loadConnector: async () => ExactlyOnceDatagen,
+    });
+    await w.start();
+    await expect(w.createConnector('d', base)).rejects.toThrow(/needs a transactional Kafka sender/);
+    expect(closed).toBe(1);
+    await w.stop();
+  });
 });
