@@ -125,6 +125,12 @@ async function main(): Promise<void> {
   // The opt-in librdkafka sender, when its optional package is installed.
   if (settings.only.has('librdkafka') && librdkafkaInstalled())
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, true));
+  // Exactly-once (KIP-618) beside at-least-once, for both senders: the cost is the ratio in one run.
+  if (settings.only.has('eos')) {
+    contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, false, true));
+    if (librdkafkaInstalled())
+      contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, true, true));
+  }
   if (settings.only.has('kafkajs')) contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions));
   if (connectJars !== undefined && java !== undefined && settings.only.has('perf')) {
     contenders.push(
