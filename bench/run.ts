@@ -21,7 +21,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { KAFKA_VERSION, type KafkaBroker, startBroker } from '../test/kafka/broker.js';
 import { checkJava, ensureConnectJars, WORK_DIR } from './connect/fetch.js';
 import type { Contender } from './contenders/contender.js';
-import { kafkaConnect } from './contenders/kafka-connect.js';
+import { kafkaConnect, kafkaConnectExactlyOnce } from './contenders/kafka-connect.js';
 import { kafkajsRaw } from './contenders/kafkajs-raw.js';
 import { producerPerformance } from './contenders/producer-perf.js';
 import { tributary } from './contenders/tributary.js';
@@ -119,6 +119,8 @@ async function main(): Promise<void> {
     if (settings.connectXmx !== '') {
       contenders.push(kafkaConnect(settings, java.java, connectJars.libs, connectJars.version, settings.connectXmx));
     }
+    if (settings.only.has('eos'))
+      contenders.push(kafkaConnectExactlyOnce(settings, java.java, connectJars.libs, connectJars.version));
   }
   if (settings.only.has('tributary'))
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions));

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 export type ContenderId =
   | 'connect'
   | 'connect-xmx'
+  | 'connect-eos'
   | 'tributary'
   | 'tributary-librdkafka'
   | 'tributary-eos'
@@ -19,6 +20,7 @@ export type ContenderId =
 export const CONTENDER_ORDER: readonly ContenderId[] = [
   'connect',
   'connect-xmx',
+  'connect-eos',
   'tributary',
   'tributary-librdkafka',
   'tributary-eos',

@@ -121,7 +121,7 @@ export function tributary(
 }
 
 /** The byte position committed in an offsets topic (read_committed), as the next run would resume from. */
-async function topicPosition(bootstrap: string, topic: string): Promise<number | undefined> {
+export async function topicPosition(bootstrap: string, topic: string): Promise<number | undefined> {
   const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const store = new KafkaOffsetStore({ kafka, topic, logger: { warn() {} } });
   await store.start();
