@@ -60,6 +60,22 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     if (entry.level <= logLevel.ERROR) kafkaLog.error(fields, message);
     else if (entry.level === logLevel.WARN) kafkaLog.warn(fields, message);
   };
+  // kafkajs#1315: a transaction right after another gets CONCURRENT_TRANSACTIONS on
+  // AddPartitionsToTxn while the broker writes the previous one's markers; kafkajs retries it
+  // and logs every attempt as an ERROR. Those go to debug; the failure after the last retry
+  // still fails the transaction (and the task) loudly.
+  const transactionalLogCreator = () => {
+    const log = logCreator();
+    return (entry: { level: number; log: { message: string } & Record<string, unknown> }) => {
+      const text = `${entry.log.message} ${String(entry.log.error ?? '')}`;
+      if (entry.level <= logLevel.ERROR && text.includes('another concurrent operation on the same transaction')) {
+        const { message, ...fields } = entry.log;
+        kafkaLog.debug(fields, message);
+        return;
+      }
+      log(entry);
+    };
+  };
   const clientId = config['client.id'] ?? 'tributary';
   const workerSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'worker' }));
   const adminSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'admin' }));
@@ -138,7 +154,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         const client = new Kafka({
           brokers,
           logLevel: logLevel.WARN,
-          logCreator,
+          logCreator: transactionalLogCreator,
           ...kafkajsClientOptions(producer),
           ...kafkajsSecurityOptions(security),
         });
