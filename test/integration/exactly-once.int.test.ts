@@ -126,6 +126,21 @@ describeKafka('exactly-once source delivery (KIP-618) on the real broker', () =>
     }, 300_000);
   });
 
+  it('with transaction.boundary=interval, a read_committed consumer sees every record exactly once across SIGKILLs', async () => {
+    const bootstrap = requireKafkaBootstrap();
+    const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
+    const { dir, data, offsets } = await runDir(bootstrap, {
+      exactlyOnce: true,
+      connector: { ...datagen, 'transaction.boundary': 'interval', 'transaction.boundary.interval.ms': 400 },
+    });
+    await killCycles(kafka, dir, data, 3, () => datagenDone(kafka, offsets), 3000);
+    const ends = await committedSeqs(kafka, offsets);
+    const committed = await readTopic(kafka, data, { readUncommitted: false, atLeast: TOTAL });
+    const by = bySequence(committed);
+    for (let s = 0; s < SEQUENCES; s++) expect(by.get(s), `sequence ${s}`).toEqual(upTo(ends.get(s) ?? -1));
+    expect(committed).toHaveLength(TOTAL);
+  }, 300_000);
+
   it('without exactly-once, the same SIGKILLs leave duplicates in the topic (the contrast)', async () => {
     const bootstrap = requireKafkaBootstrap();
     const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
