@@ -21,7 +21,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { KAFKA_VERSION, type KafkaBroker, startBroker } from '../test/kafka/broker.js';
 import { checkJava, ensureConnectJars, WORK_DIR } from './connect/fetch.js';
 import type { Contender } from './contenders/contender.js';
-import { kafkaConnect } from './contenders/kafka-connect.js';
+import { kafkaConnect, kafkaConnectExactlyOnce } from './contenders/kafka-connect.js';
 import { kafkajsRaw } from './contenders/kafkajs-raw.js';
 import { producerPerformance } from './contenders/producer-perf.js';
 import { tributary } from './contenders/tributary.js';
@@ -119,12 +119,20 @@ async function main(): Promise<void> {
     if (settings.connectXmx !== '') {
       contenders.push(kafkaConnect(settings, java.java, connectJars.libs, connectJars.version, settings.connectXmx));
     }
+    if (settings.only.has('eos'))
+      contenders.push(kafkaConnectExactlyOnce(settings, java.java, connectJars.libs, connectJars.version));
   }
   if (settings.only.has('tributary'))
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions));
   // The opt-in librdkafka sender, when its optional package is installed.
   if (settings.only.has('librdkafka') && librdkafkaInstalled())
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, true));
+  // Exactly-once (KIP-618) beside at-least-once, for both senders: the cost is the ratio in one run.
+  if (settings.only.has('eos')) {
+    contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, false, true));
+    if (librdkafkaInstalled())
+      contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, true, true));
+  }
   if (settings.only.has('kafkajs')) contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions));
   if (connectJars !== undefined && java !== undefined && settings.only.has('perf')) {
     contenders.push(

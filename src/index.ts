@@ -66,6 +66,11 @@ export {
   type SourceTaskClass,
   type SourceTaskContext,
 } from './api/source-task.js';
+export type {
+  ConnectorTransactionBoundaries,
+  ExactlyOnceSupport,
+  TransactionContext,
+} from './api/transaction-context.js';
 export {
   isPredicateClass,
   isTransformationClass,

@@ -5,14 +5,26 @@
 import { readFile } from 'node:fs/promises';
 
 /** The sides compared (Kafka Connect twice: with its default heap and with a smaller -Xmx). */
-export type ContenderId = 'connect' | 'connect-xmx' | 'tributary' | 'tributary-librdkafka' | 'kafkajs' | 'perf';
+export type ContenderId =
+  | 'connect'
+  | 'connect-xmx'
+  | 'connect-eos'
+  | 'tributary'
+  | 'tributary-librdkafka'
+  | 'tributary-eos'
+  | 'tributary-librdkafka-eos'
+  | 'kafkajs'
+  | 'perf';
 
 /** Table order. */
 export const CONTENDER_ORDER: readonly ContenderId[] = [
   'connect',
   'connect-xmx',
+  'connect-eos',
   'tributary',
   'tributary-librdkafka',
+  'tributary-eos',
+  'tributary-librdkafka-eos',
   'kafkajs',
   'perf',
 ];
@@ -55,6 +67,12 @@ export interface Contender {
   readonly settings: readonly string[];
   /** True when it writes the input file's lines (so `--verify` compares values); false for synthetic payloads. */
   readonly sendsLines: boolean;
+  /**
+   * True when it writes in Kafka transactions: the topic's end offsets then count one commit
+   * marker per transaction as well, so the harness takes "at least every record" as done and
+   * always reads the topic back (read_committed) to check that it holds every line exactly once.
+   */
+  readonly transactional?: boolean;
   launch(run: RunContext): Promise<Launch>;
 }
 

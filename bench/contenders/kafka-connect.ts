@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BenchSettings } from '../lib/settings.js';
 import { type Contender, type Launch, lastPosition, properties, type RunContext } from './contender.js';
+import { topicPosition } from './tributary.js';
 
 /** `kafka-run-class.sh`'s KAFKA_JVM_PERFORMANCE_OPTS, shared by every Java tool the scripts start. */
 export const KAFKA_RUN_CLASS_OPTIONS: readonly string[] = [
@@ -109,4 +110,95 @@ export function kafkaConnect(settings: BenchSettings, java: string, libs: string
       };
     },
   };
+}
+
+/**
+ * Kafka Connect's distributed worker (`ConnectDistributed`, a one-worker cluster) with
+ * `exactly.once.source.support=enabled`, running the same FileStreamSourceConnector job: KIP-618
+ * needs the distributed worker. The connector is created over REST once the worker answers
+ * (that time counts, as the standalone worker's connector start does); offsets, configs and
+ * status live in topics of this run.
+ */
+export function kafkaConnectExactlyOnce(settings: BenchSettings, java: string, libs: string, version: string): Contender {
+  return {
+    id: 'connect-eos',
+    label: `Kafka Connect ${version}, exactly-once`,
+    sendsLines: true,
+    transactional: true,
+    settings: [
+      `Kafka Connect ${version} distributed (one worker), exactly.once.source.support=enabled, FileStreamSourceConnector created over REST, tasks.max=1, batch.size=${settings.sourceBatchLines}, transaction.boundary=poll`,
+      "key.converter and value.converter: org.apache.kafka.connect.storage.StringConverter (the line's UTF-8 bytes, null key)",
+      `offsets, configs and status in topics of the run (replication factor 1), offset.flush.interval.ms=${settings.flushIntervalMs}; the task's producer is Connect's transactional one (acks=all, idempotent)`,
+      `JVM: ${CONNECT_JVM_OPTIONS.join(' ')} (connect-distributed.sh defaults); log4j2 INFO`,
+    ],
+    async launch(run: RunContext): Promise<Launch> {
+      const worker = join(run.dir, 'worker.properties');
+      const log4j = join(run.dir, 'log4j2.properties');
+      const offsetsTopic = `${run.topic}-connect-offsets`;
+      await writeFile(
+        worker,
+        properties({
+          'bootstrap.servers': run.bootstrap,
+          'group.id': `${run.topic}-connect`,
+          'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+          'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
+          'offset.storage.topic': offsetsTopic,
+          'offset.storage.replication.factor': 1,
+          'offset.storage.partitions': 1,
+          'config.storage.topic': `${run.topic}-connect-configs`,
+          'config.storage.replication.factor': 1,
+          'status.storage.topic': `${run.topic}-connect-status`,
+          'status.storage.replication.factor': 1,
+          'status.storage.partitions': 1,
+          'offset.flush.interval.ms': settings.flushIntervalMs,
+          'exactly.once.source.support': 'enabled',
+          listeners: `http://127.0.0.1:${run.restPort}`,
+        }),
+      );
+      await writeFile(log4j, LOG4J2_INFO);
+      void createWhenUp(run.restPort, {
+        name: 'bench-file-source',
+        config: {
+          'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector',
+          'tasks.max': '1',
+          file: run.inputFile,
+          topic: run.topic,
+          'batch.size': String(settings.sourceBatchLines),
+          'exactly.once.support': 'required',
+          'transaction.boundary': 'poll',
+        },
+      });
+      return {
+        command: java,
+        args: [
+          ...CONNECT_JVM_OPTIONS,
+          `-Dlog4j2.configurationFile=${log4j}`,
+          '-cp',
+          `${libs}/*`,
+          'org.apache.kafka.connect.cli.ConnectDistributed',
+          worker,
+        ],
+        kind: 'worker',
+        committedPosition: () => topicPosition(run.bootstrap, offsetsTopic),
+      };
+    },
+  };
+}
+
+/** POSTs the connector once the worker's REST API answers (for two minutes at most). */
+async function createWhenUp(port: number, body: object): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/connectors`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status === 201 || res.status === 409) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

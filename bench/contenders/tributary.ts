@@ -7,6 +7,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
 import type { BenchSettings } from '../lib/settings.js';
 import { type Contender, type Launch, lastPosition, properties, type RunContext } from './contender.js';
 
@@ -42,12 +44,20 @@ export function tributary(
   fileSource: string,
   nodeOptions: readonly string[] = [],
   librdkafka = false,
+  exactlyOnce = false,
 ): Contender {
   const p = settings.producer;
   return {
-    id: librdkafka ? 'tributary-librdkafka' : 'tributary',
-    label: librdkafka ? 'Tributary, sender=librdkafka' : 'Tributary',
+    id: exactlyOnce
+      ? librdkafka
+        ? 'tributary-librdkafka-eos'
+        : 'tributary-eos'
+      : librdkafka
+        ? 'tributary-librdkafka'
+        : 'tributary',
+    label: `Tributary${librdkafka ? ', sender=librdkafka' : ''}${exactlyOnce ? ', exactly-once' : ''}`,
     sendsLines: true,
+    transactional: exactlyOnce,
     settings: [
       `Tributary standalone (bundled from ${settings.tributaryFrom ?? 'src/'} like dist/cli/main.js), examples/file-source, tasks.max=1, batch.size=${settings.sourceBatchLines}`,
       "key.converter=string, value.converter=string (the line's UTF-8 bytes, null key)",
@@ -57,6 +67,12 @@ export function tributary(
         `producer.batch.max.records=${p.tributaryBatchRecords}`,
       ...(librdkafka
         ? ['sender=librdkafka: @confluentinc/kafka-javascript (librdkafka) instead of kafkajs, the same producer.* settings']
+        : []),
+      ...(exactlyOnce
+        ? [
+            'exactly.once.source.support=enabled, transaction.boundary=poll: one Kafka transaction per poll round with the offsets in a compacted offsets topic (not the file); the transactional producer is idempotent with acks=all',
+            'the topic end offsets the harness watches include one commit marker per transaction, so "all records in the topic" is seen up to one transaction early; the stop + commit column holds the rest. Every record is read back (read_committed) and checked',
+          ]
         : []),
       `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}, default heap${settings.patchedKafkajs ? '; kafkajs with the fixes of bench/lib/kafkajs-patch.ts' : ''}; pino log at info`,
       ...(Object.keys(settings.tributarySet).length > 0
@@ -71,7 +87,17 @@ export function tributary(
       const offsetsFile = join(run.dir, 'tributary-offsets.json');
       const worker = join(run.dir, 'worker.properties');
       const connector = join(run.dir, 'connector.properties');
-      const workerProperties = tributaryWorkerProperties(settings, run, offsetsFile);
+      const offsetsTopic = `${run.topic}-offsets`;
+      const base = tributaryWorkerProperties(settings, run, offsetsFile);
+      const { 'offset.storage.file.filename': _file, ...withoutFile } = base;
+      const workerProperties = exactlyOnce
+        ? {
+            ...withoutFile,
+            'offset.storage.topic': offsetsTopic,
+            'offset.storage.partitions': 1,
+            'exactly.once.source.support': 'enabled',
+          }
+        : base;
       await writeFile(worker, properties(librdkafka ? { ...workerProperties, sender: 'librdkafka' } : workerProperties));
       await writeFile(
         connector,
@@ -88,8 +114,22 @@ export function tributary(
         command: process.execPath,
         args: [...nodeOptions, cli, 'standalone', worker, connector],
         kind: 'worker',
-        committedPosition: () => lastPosition(offsetsFile),
+        committedPosition: () => (exactlyOnce ? topicPosition(run.bootstrap, offsetsTopic) : lastPosition(offsetsFile)),
       };
     },
   };
+}
+
+/** The byte position committed in an offsets topic (read_committed), as the next run would resume from. */
+export async function topicPosition(bootstrap: string, topic: string): Promise<number | undefined> {
+  const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
+  const store = new KafkaOffsetStore({ kafka, topic, logger: { warn() {} } });
+  await store.start();
+  try {
+    const entries = await store.read('bench-file-source');
+    const position = entries[0]?.offset?.position;
+    return typeof position === 'number' ? position : undefined;
+  } finally {
+    await store.stop();
+  }
 }

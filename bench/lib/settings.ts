@@ -70,8 +70,9 @@ const USAGE = `Usage: npx tsx bench/run.ts [options]
   --records=N            lines in the input file, one record each (default 1000000)
   --line-bytes=N         bytes per line, newline excluded (default 100)
   --runs=N               runs of each contender, medians reported (default 3)
-  --only=a,b             some of connect,tributary,librdkafka,kafkajs,perf (default all;
-                         librdkafka = Tributary with sender=librdkafka, when installed)
+  --only=a,b             some of connect,tributary,librdkafka,eos,kafkajs,perf (default all;
+                         librdkafka = Tributary with sender=librdkafka, when installed;
+                         eos = Tributary with exactly.once.source.support=enabled, both senders)
   --out=DIR              where <date>.md/.svg/.json go (default bench/results)
   --heartbeat-seconds=N  heartbeat timing run under load; 0 skips it (default 30)
   --profile              also profile one Tributary run (node --cpu-prof) and summarise it
@@ -135,9 +136,9 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
     return n;
   };
   const records = int('records', 1_000_000);
-  const only = new Set((flags.get('only') ?? 'connect,tributary,librdkafka,kafkajs,perf').split(',').map((s) => s.trim()));
+  const only = new Set((flags.get('only') ?? 'connect,tributary,librdkafka,eos,kafkajs,perf').split(',').map((s) => s.trim()));
   for (const id of only) {
-    if (!['connect', 'tributary', 'librdkafka', 'kafkajs', 'perf'].includes(id))
+    if (!['connect', 'tributary', 'librdkafka', 'eos', 'kafkajs', 'perf'].includes(id))
       throw new SetupError(`--only: unknown contender '${id}'\n${USAGE}`);
   }
   const maxLoad = Number(flags.get('max-load') ?? '1.5');

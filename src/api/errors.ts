@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   TRANSFORM_FAILED: { retriable: false },
   RETRIABLE: { retriable: true },
   TOPIC_TRACKING_DISABLED: { retriable: false },
+  TRANSACTION_FAILED: { retriable: false },
+  TRANSACTION_FENCED: { retriable: false },
   TOPIC_INVALID: { retriable: false },
   PLUGIN_NOT_FOUND: { retriable: false },
   CONNECTOR_EXISTS: { retriable: false },

@@ -1,6 +1,7 @@
 import type { ConfigDef } from './config-def.js';
 import type { Logger } from './logger.js';
 import type { SourceTaskClass } from './source-task.js';
+import type { ConnectorTransactionBoundaries, ExactlyOnceSupport } from './transaction-context.js';
 
 const CONNECTOR_BRAND = Symbol.for('tributary.source-connector');
 
@@ -68,6 +69,33 @@ export abstract class SourceConnector<C = any, TC = any, P = any, O = any> {
    */
   alterOffsets(_config: C, _offsets: ReadonlyArray<OffsetChange<P, O>>): boolean | Promise<boolean> {
     return true;
+  }
+
+  /**
+   * KIP-618: whether this connector, with this config, can deliver exactly once on a worker
+   * with `exactly.once.source.support=enabled`: its tasks resume exactly after the offset of
+   * the last record committed (no record is skipped or repeated from a committed offset).
+   * With `exactly.once.support=required`, anything but `'supported'` refuses the connector at
+   * create and in validate. Default: `undefined` (not known), as in Kafka Connect.
+   *
+   * @example
+   * ```ts
+   * exactlyOnceSupport(config: { file: string }) {
+   *   return config.file === '-' ? 'unsupported' : 'supported'; // stdin cannot be re-read
+   * }
+   * ```
+   */
+  exactlyOnceSupport(_config: C): ExactlyOnceSupport | undefined {
+    return undefined;
+  }
+
+  /**
+   * KIP-618: whether this connector's tasks, with this config, define their own transaction
+   * boundaries through `context.transactionContext`. `transaction.boundary=connector` is
+   * refused unless this returns `'supported'`. Default: `'unsupported'`.
+   */
+  canDefineTransactionBoundaries(_config: C): ConnectorTransactionBoundaries {
+    return 'unsupported';
   }
 }
 

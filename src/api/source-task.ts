@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { OffsetCodec } from './offset-codec.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from './source-record.js';
+import type { TransactionContext } from './transaction-context.js';
 
 const TASK_BRAND = Symbol.for('tributary.source-task');
 
@@ -28,6 +29,11 @@ export interface SourceTaskContext<P, O> {
   readonly clock: Clock;
   readonly offsets: OffsetReader<P, O>;
   readonly logger: Logger;
+  /**
+   * Where the task ends its transactions, with `transaction.boundary=connector` and
+   * `exactly.once.source.support=enabled`; undefined otherwise (KIP-618).
+   */
+  readonly transactionContext?: TransactionContext<P, O> | undefined;
 }
 
 /** What Kafka said about a record the task produced (see `SourceTask.commitRecord`). */

@@ -14,6 +14,7 @@ import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
 import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { maskUrlPasswords } from '../runtime/connector-config.js';
+import { workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
@@ -225,6 +226,11 @@ function embeddedAdapters(
   options: StandaloneOptions,
   where: string,
 ): Pick<WorkerOptions, 'offsetStore' | 'createSender'> {
+  if (workerExactlyOnce(config)) {
+    throw new ConfigError('worker config', [
+      'exactly.once.source.support=enabled needs Kafka (records and offsets go in Kafka transactions): set bootstrap.servers, or leave exactly.once.source.support out for the embedded JSON-lines output',
+    ]);
+  }
   const output = config['embedded.output'] ?? 'stdout';
   if (output !== 'stdout') {
     const found = statSync(resolve(output), { throwIfNoEntry: false });

@@ -1,6 +1,8 @@
 import { ConfigError } from '../api/errors.js';
+import { metricsConfig } from '../metrics/worker-metrics.js';
 import { restConfig } from '../rest/rest-options.js';
 import { checkKeys, KAFKA_CONNECT_WORKER_KEYS, type KnownKeys, mergeKnownKeys } from '../runtime/config-keys.js';
+import { workerExactlyOnceConfig } from '../runtime/exactly-once-settings.js';
 import { connectorTaskConfig, workerTaskConfig } from '../runtime/task-settings.js';
 import { KAFKA_WORKER_KEYS } from './kafka-adapters.js';
 
@@ -24,7 +26,13 @@ export const REST_WORKER_KEYS: KnownKeys = {
 /** Every worker key the standalone worker knows: each module's list, concatenated. */
 export function knownWorkerKeys(): KnownKeys {
   return mergeKnownKeys(
-    { keys: Object.keys(workerTaskConfig.keys) },
+    {
+      keys: [
+        ...Object.keys(workerTaskConfig.keys),
+        ...Object.keys(workerExactlyOnceConfig.keys),
+        ...Object.keys(metricsConfig.keys),
+      ],
+    },
     STANDALONE_WORKER_KEYS,
     REST_WORKER_KEYS,
     KAFKA_WORKER_KEYS,

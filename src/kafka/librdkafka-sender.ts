@@ -53,8 +53,8 @@ export interface RdkafkaDeliveryReport {
   readonly opaque?: unknown;
 }
 
-/** The module `@confluentinc/kafka-javascript`, as far as this sender needs it. */
-interface RdkafkaModule {
+/** The module `@confluentinc/kafka-javascript`, as far as the librdkafka senders need it. */
+export interface RdkafkaModule {
   Producer: new (config: Record<string, unknown>) => RdkafkaProducerLike;
   librdkafkaVersion: string;
 }
@@ -364,7 +364,7 @@ export function librdkafkaConfig(bootstrapServers: string, c: ResolvedProducerCo
   };
 }
 
-function loadRdkafka(baseDir: string): RdkafkaModule {
+export function loadRdkafka(baseDir: string): RdkafkaModule {
   try {
     return createRequire(join(baseDir, 'noop.js'))('@confluentinc/kafka-javascript') as RdkafkaModule;
   } catch (e) {

@@ -50,10 +50,6 @@ export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
     'errors.deadletterqueue.topic.replication.factor',
     'errors.deadletterqueue.context.headers.enable',
     'config.action.reload',
-    'exactly.once.support',
-    'transaction.boundary',
-    'transaction.boundary.interval.ms',
-    'offsets.storage.topic',
     'config.providers',
   ],
 };
@@ -65,7 +61,6 @@ export const KAFKA_CONNECT_WORKER_KEYS: KnownKeys = {
   prefixes: ['consumer.', 'admin.', 'config.providers.', 'key.converter.', 'value.converter.', 'header.converter.'],
   unsupported: [
     'group.id',
-    'exactly.once.source.support',
     'config.storage.topic',
     'config.storage.replication.factor',
     'status.storage.topic',

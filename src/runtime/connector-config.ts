@@ -4,6 +4,7 @@ import { OffsetDecodeError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
 import { CONNECTOR_RUNTIME_KEYS, checkKeys, editDistance, maxTypoEdits, mergeKnownKeys } from './config-keys.js';
+import { connectorExactlyOnceConfig, exactlyOnceProblems } from './exactly-once-settings.js';
 import type { OffsetEntry } from './ports.js';
 import { connectorTaskConfig, resolveTaskSettings, workerTaskConfig } from './task-settings.js';
 
@@ -25,6 +26,7 @@ const RUNTIME_KEYS = [
   ...Object.keys(runtimeConnectorConfig.keys),
   ...Object.keys(connectorTaskConfig.keys),
   ...Object.keys(workerTaskConfig.keys),
+  ...Object.keys(connectorExactlyOnceConfig.keys),
   'key.converter.schemas.enable',
   'value.converter.schemas.enable',
 ];
@@ -81,6 +83,7 @@ export function validateConnectorConfig<C>(
       problems.push({ key: runtimeKeyIn(message), message });
     }
   }
+  problems.push(...exactlyOnceProblems(connector, own.ok ? own.value : undefined, raw, workerConfig));
   if (!runtime.ok || !own.ok || problems.length > 0) return { ok: false, problems, warnings };
   return { ok: true, config: own.value, tasksMax: runtime.value['tasks.max'], warnings };
 }
@@ -168,6 +171,7 @@ export function reportConnectorConfig(
   };
   for (const [name, key] of Object.entries(runtimeConnectorConfig.keys)) add(name, key, 'Common', key.default);
   for (const [name, key] of Object.entries(connectorTaskConfig.keys)) add(name, key, 'Common', key.default);
+  for (const [name, key] of Object.entries(connectorExactlyOnceConfig.keys)) add(name, key, 'Common', key.default);
   for (const name of OVERRIDABLE_WORKER_KEYS) {
     const key = workerTaskConfig.keys[name] as ConfigKey<unknown>;
     add(name, key, 'Common', workerConfig[name] ?? key.default);

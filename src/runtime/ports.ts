@@ -111,3 +111,35 @@ export interface OffsetStore {
   connectors(): Promise<string[]>;
   stop(): Promise<void>;
 }
+
+/**
+ * A {@link RecordSender} that writes in Kafka transactions (`exactly.once.source.support=enabled`):
+ * `send` adds a record to the open transaction; nothing is called back until that transaction
+ * commits (every record with its metadata) or fails or is aborted (every record with an error).
+ * The task's source offsets are written in the same transaction, so a `read_committed` consumer
+ * sees the records of a transaction exactly when their offsets are committed.
+ */
+export interface TransactionalRecordSender extends RecordSender {
+  readonly transactional: true;
+  /**
+   * Ends the open transaction: the records sent since the last commit or abort, and `offsets`
+   * (this connector's source offsets, in the offsets topic), are committed together. The records
+   * are taken at the call; records sent after it go into the next transaction. `offsets` may be
+   * a promise (it is awaited after the transactions before it; a rejection aborts). Transactions run
+   * one at a time, in call order. Resolves once committed and every record was called back;
+   * rejects (TRANSACTION_FAILED, TRANSACTION_FENCED) when it did not commit, after calling back
+   * every record with that error; every later transaction then fails too.
+   */
+  commitTransaction(connector: string, offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>): Promise<void>;
+  /**
+   * Drops the records sent since the last commit or abort: nothing of them becomes visible.
+   * Each is called back with a TRANSACTION_FAILED error before this returns. Resolves once the
+   * transactions before it have ended.
+   */
+  abortTransaction(): Promise<void>;
+}
+
+/** True for a sender that implements {@link TransactionalRecordSender}. */
+export function isTransactionalSender(sender: RecordSender): sender is TransactionalRecordSender {
+  return (sender as Partial<TransactionalRecordSender>).transactional === true;
+}

@@ -18,10 +18,22 @@ import { type Logger, silentLogger } from '../api/logger.js';
 import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import type { OffsetReader, SourceLag, SourceTask, SourceTaskContext } from '../api/source-task.js';
+import type { TransactionContext } from '../api/transaction-context.js';
 import type { RecordHeader, TransformRecord } from '../api/transformation.js';
 import { connectValueText } from '../transforms/java-compat.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
-import type { JsonObject, OffsetEntry, OffsetStore, OutgoingRecord, RecordMetadata, RecordSender, SenderStall } from './ports.js';
+import type { TransactionSettings } from './exactly-once-settings.js';
+import {
+  isTransactionalSender,
+  type JsonObject,
+  type OffsetEntry,
+  type OffsetStore,
+  type OutgoingRecord,
+  type RecordMetadata,
+  type RecordSender,
+  type SenderStall,
+  type TransactionalRecordSender,
+} from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
 import type { TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
@@ -102,6 +114,12 @@ export interface TaskRunnerOptions<P, O, C> {
   readonly startPaused?: boolean;
   /** The connector's transforms (`transforms=...`), applied to data records after poll(), before conversion. */
   readonly transforms?: TransformChain;
+  /**
+   * Exactly-once (KIP-618): records and their offsets go in transactions ending as these say;
+   * the sender must be a {@link TransactionalRecordSender}. Absent: at-least-once, offsets
+   * flushed to the offset store.
+   */
+  readonly transactions?: TransactionSettings | undefined;
 }
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
@@ -174,6 +192,24 @@ export class TaskRunner<P, O, C> {
   private wakeDrained: (() => void) | undefined;
   private shutdown: Promise<void> | undefined;
   private finalFlushFailure: TributaryError | undefined;
+  /** Exactly-once: the transactional sender and its settings (both undefined when off). */
+  private readonly tx: TransactionalRecordSender | undefined;
+  private readonly txSettings: TransactionSettings | undefined;
+  /** Source offsets of the records in the open transaction, by partition key. */
+  private txOffsets = new Map<string, Committable<JsonObject, JsonObject>>();
+  /** Records in the open transaction. */
+  private txRecords = 0;
+  /** The transactions ended so far, one after the other; resolves true when the last committed (never rejects). */
+  private txChain: Promise<boolean> = Promise.resolve(true);
+  private txTimer: Subscription | undefined;
+  /** When (clock ms) a transaction last asked updateOffsets() without records of its own. */
+  private txOffsetsOnlyAt = 0;
+  /** True while the sender calls back the records of an aborted transaction. */
+  private discarding = false;
+  /** transaction.boundary=connector: requests at a record, and for the current poll round. */
+  private readonly txRequests = new WeakMap<object, 'commit' | 'abort'>();
+  private roundRequest: 'commit' | 'abort' | undefined;
+  private inRound = false;
   /** The sender's last stall report, while Kafka does not acknowledge records. */
   private stall: SenderStall | undefined;
   /** The stall duration last logged. */
@@ -200,6 +236,16 @@ export class TaskRunner<P, O, C> {
     this.sender.onStall?.((stall) => this.senderStalled(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);
+    this.txSettings = options.transactions;
+    if (options.transactions !== undefined) {
+      if (!isTransactionalSender(options.sender)) {
+        throw new TributaryError(
+          'CONFIG_INVALID',
+          `Task ${this.id}: exactly.once.source.support=enabled needs a transactional Kafka sender; this worker's sender is not one (exactly-once needs bootstrap.servers and offsets in Kafka)`,
+        );
+      }
+      this.tx = options.sender;
+    }
   }
 
   /** The current state. */
@@ -302,7 +348,14 @@ export class TaskRunner<P, O, C> {
         ? 'task started with no committed offsets: the task starts from its beginning'
         : `task started, resuming from ${stored.size} committed offset${stored.size === 1 ? '' : 's'}`,
     );
-    this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
+    if (this.txSettings === undefined) {
+      this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
+    } else if (this.txSettings.boundary === 'interval') {
+      this.txOffsetsOnlyAt = this.clock.now();
+      this.txTimer = interval(this.txSettings.intervalMs, this.clock.scheduler).subscribe(() => {
+        if (!this.stopping) void this.commitTransaction();
+      });
+    } else this.txOffsetsOnlyAt = this.clock.now();
     // heartbeats() fails the task on an error itself; the handler keeps RxJS from rethrowing it
     // outside the task, where it would end the process.
     if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe({ error: () => {} });
@@ -347,13 +400,18 @@ export class TaskRunner<P, O, C> {
     this.shutdown ??= Promise.resolve();
     this.unsubscribe(this.heartbeatTimer, 'heartbeat');
     this.flushTimer?.unsubscribe();
+    this.txTimer?.unsubscribe();
     this.unsubscribe(this.round, 'poll round');
     this.wake();
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
   }
 
-  /** Flushes committable offsets now (waits for a flush already running first). */
+  /**
+   * Flushes committable offsets now (waits for a flush already running first). With
+   * exactly-once: commits the open transaction, records and offsets.
+   */
   async flushNow(): Promise<boolean> {
+    if (this.tx !== undefined) return this.commitTransaction();
     while (this.flushing) await this.flushing;
     return this.runFlush();
   }
@@ -373,7 +431,14 @@ export class TaskRunner<P, O, C> {
       },
       offsets: async () => this.decodeAll(stored.values()),
     };
-    return { connector, taskId: this.options.taskId, clock: this.clock, offsets, logger: this.log };
+    const transactionContext: TransactionContext<P, O> | undefined =
+      this.txSettings?.boundary === 'connector'
+        ? {
+            commitTransaction: (record) => this.requestBoundary('commit', record),
+            abortTransaction: (record) => this.requestBoundary('abort', record),
+          }
+        : undefined;
+    return { connector, taskId: this.options.taskId, clock: this.clock, offsets, logger: this.log, transactionContext };
   }
 
   private async readStored(): Promise<Stored> {
@@ -397,6 +462,7 @@ export class TaskRunner<P, O, C> {
       this.takeCommittable();
       const emitted = await this.pollRound();
       if (this.backlogDone) await this.backlogDone;
+      if (this.tx !== undefined) await this.roundEnded();
       if (this.stopping) break;
       if (this.pollRetryAttempt > 0) {
         await this.retryDelay('poll', undefined, this.pollRetryAttempt);
@@ -422,6 +488,8 @@ export class TaskRunner<P, O, C> {
     return new Promise((resolve) => {
       let count = 0;
       let source: Observable<SourceRecord<P, O>>;
+      // A TransactionContext request made in poll() is about the records of this round.
+      this.inRound = true;
       try {
         source = this.task.poll();
         if (typeof (source as Partial<Observable<unknown>> | undefined)?.subscribe !== 'function') {
@@ -431,13 +499,15 @@ export class TaskRunner<P, O, C> {
           );
         }
       } catch (e) {
-        if (this.pollRetriable(e)) resolve(0);
-        else {
-          this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
-          resolve(0);
-        }
+        this.inRound = false;
+        if (!this.pollRetriable(e)) this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
+        resolve(0);
         return;
       }
+      const end = (): void => {
+        this.inRound = false;
+        resolve(count);
+      };
       this.round = source.subscribe({
         next: (record) => {
           count++;
@@ -445,15 +515,15 @@ export class TaskRunner<P, O, C> {
         },
         error: (e: unknown) => {
           if (!this.pollRetriable(e)) this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} failed`));
-          resolve(count);
+          end();
         },
         complete: () => {
           this.pollRetryAttempt = 0;
-          resolve(count);
+          end();
         },
       });
       // Unsubscribing on stop or failure ends the round; resolve so the loop can exit.
-      this.round.add(() => resolve(count));
+      this.round.add(end);
     });
   }
 
@@ -699,7 +769,25 @@ export class TaskRunner<P, O, C> {
   /** Counts as acknowledged a record that is not sent (dropped or skipped): its offset commits behind the records before it. */
   private submitSkipped(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
     const part = this.encodePartition(record.sourcePartition);
-    this.submitted.submitAcked(part.key, part.encoded, this.encodeOffset(record.sourceOffset));
+    const offset = this.encodeOffset(record.sourceOffset);
+    this.submitted.submitAcked(part.key, part.encoded, offset);
+    // With exactly-once the offset of a record not sent commits in the transaction too.
+    if (this.tx !== undefined) this.addToTransaction(record, part, offset);
+  }
+
+  /** Exactly-once: the record's offset goes into the open transaction, which ends as the boundary says. */
+  private addToTransaction(
+    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
+    part: { key: string; encoded: JsonObject },
+    offset: JsonObject,
+  ): void {
+    this.txOffsets.set(part.key, { partition: part.encoded, offset });
+    this.txRecords++;
+    const request = this.txSettings?.boundary === 'connector' ? this.txRequests.get(record) : undefined;
+    if (request !== undefined) {
+      this.txRequests.delete(record);
+      void this.endTransaction(request);
+    }
   }
 
   /**
@@ -783,13 +871,15 @@ export class TaskRunner<P, O, C> {
   private submit(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, out: OutgoingRecord): void {
     const part = this.encodePartition(record.sourcePartition);
     const size = (out.key?.length ?? 0) + (out.value?.length ?? 0);
-    const handle = this.submitted.submit(part.key, part.encoded, this.encodeOffset(record.sourceOffset), size);
+    const offset = this.encodeOffset(record.sourceOffset);
+    const handle = this.submitted.submit(part.key, part.encoded, offset, size);
     try {
       this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
     } catch (e) {
       // send() must not throw (RecordSender); one that does gets no callback for this record.
       this.onSent(handle, out, e instanceof Error ? e : new Error(safeJson(e)), undefined);
     }
+    if (this.tx !== undefined) this.addToTransaction(record, part, offset);
   }
 
   private invalid(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, what: string, accepted: string): TributaryError {
@@ -803,6 +893,12 @@ export class TaskRunner<P, O, C> {
     error: Error | undefined,
     metadata: RecordMetadata | undefined,
   ): void {
+    if (this.discarding) {
+      // Its transaction was aborted on purpose (TransactionContext): the record is dropped, and
+      // the partition's later records commit past it, as in Kafka Connect.
+      this.submitted.ack(handle);
+      return;
+    }
     if (error || !metadata) {
       // Nothing more will come for it, but its partition must not commit past it.
       this.submitted.fail(handle);
@@ -904,6 +1000,8 @@ export class TaskRunner<P, O, C> {
 
   private takeCommittable(): void {
     const taken = this.submitted.takeCommittable();
+    // With exactly-once, acknowledged means committed with its offset in the same transaction.
+    if (this.tx !== undefined) return;
     for (const [key, entry] of taken) this.pending.set(key, entry);
     this.pendingRecords += taken.records;
     this.pendingBytes += taken.bytes;
@@ -1160,11 +1258,12 @@ export class TaskRunner<P, O, C> {
       this.log.warn({ event: 'task.stop.round.timeout' }, `poll round still running after ${timeout} ms; abandoned`);
     }
     this.unsubscribe(this.round, 'poll round');
+    if (this.tx !== undefined) await this.endLastTransaction(timeout);
     await this.awaitInFlight(timeout);
     this.flushTimer?.unsubscribe();
     // A write that timed out may still land: give it the grace period before the final flush.
     if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, timeout);
-    if (this.taskStarted) {
+    if (this.taskStarted && this.tx === undefined) {
       while (this.flushing) await this.flushing;
       this.finalFlush = true;
       this.lastFlushChanged = 0;
@@ -1224,6 +1323,133 @@ export class TaskRunner<P, O, C> {
       this.log.warn(
         { event: 'task.stop.failed', err: stopped.error },
         stopped.timedOut ? `stop() did not return within ${timeout} ms; not waited for` : 'stop() threw; ignored',
+      );
+    }
+  }
+
+  /** transaction.boundary=connector: a commit or abort asked for by the task. */
+  private requestBoundary(kind: 'commit' | 'abort', record: SourceRecord<P, O> | HeartbeatRecord<P, O> | undefined): void {
+    if (record !== undefined && typeof record === 'object' && record !== null) {
+      this.txRequests.set(record, kind);
+      return;
+    }
+    // An abort wins over a commit asked for in the same round.
+    if (this.inRound) this.roundRequest = this.roundRequest === 'abort' ? 'abort' : kind;
+    else void this.endTransaction(kind);
+  }
+
+  /** After each poll round: the poll boundary commits; the connector boundary acts on a request for the round. */
+  private async roundEnded(): Promise<void> {
+    if (this.txSettings?.boundary === 'poll') {
+      await this.commitTransaction();
+      return;
+    }
+    const request = this.roundRequest;
+    this.roundRequest = undefined;
+    if (request !== undefined) await this.endTransaction(request);
+  }
+
+  private endTransaction(kind: 'commit' | 'abort'): Promise<boolean> {
+    return kind === 'commit' ? this.commitTransaction() : this.abortTransaction();
+  }
+
+  /**
+   * Ends the open transaction with a commit: its records (taken now), their offsets and any
+   * KIP-910 updates for partitions with nothing in flight. Resolves true once committed; false
+   * when it failed, which fails the task (every record of it is called back with the error).
+   */
+  private commitTransaction(): Promise<boolean> {
+    const tx = this.tx as TransactionalRecordSender;
+    if (this.status.state === 'FAILED') return this.abortTransaction();
+    const offsets = this.txOffsets;
+    const records = this.txRecords;
+    this.txOffsets = new Map();
+    this.txRecords = 0;
+    const now = this.clock.now();
+    // A transaction with no records of its own is worth it only for offsets: those acknowledged
+    // and not yet written, and KIP-910 updates (asked at most every offset.flush.interval.ms).
+    const askUpdates =
+      this.task.updateOffsets !== undefined && (records > 0 || now - this.txOffsetsOnlyAt >= this.settings.flushIntervalMs);
+    if (records === 0 && !askUpdates) return this.txChain;
+    if (records === 0) this.txOffsetsOnlyAt = now;
+    const previous = this.txChain;
+    let written: Map<string, Committable<JsonObject, JsonObject>> = new Map();
+    const entries = previous.then(async () => {
+      this.takeCommittable();
+      if (askUpdates) await this.applyOffsetUpdates();
+      written = this.pending;
+      this.pending = new Map();
+      for (const [key, entry] of offsets) written.set(key, entry);
+      return [...written.values()].map((e): OffsetEntry => ({ partition: e.partition, offset: e.offset }));
+    });
+    let commit: Promise<void>;
+    try {
+      commit = tx.commitTransaction(this.options.connector, entries);
+    } catch (e) {
+      commit = Promise.reject(e);
+    }
+    const run = commit.then(
+      async () => {
+        const list = [...written.values()];
+        if (list.length > 0) {
+          this.log.debug({ event: 'transaction.committed', records, offsets: list.length }, 'transaction committed');
+          this.listener.offsetsFlushed?.(list.map((e) => ({ partition: e.partition, offset: e.offset })));
+        }
+        await this.commitHook(list);
+        return true;
+      },
+      (e: unknown) => {
+        const error = toTributaryError(e, 'TRANSACTION_FAILED', `The transaction of task ${this.id} failed`);
+        // The records were called back with the error, which fails the task; with none, fail it here.
+        this.fail(error);
+        if (this.stopping && this.finalFlushFailure === undefined) this.finalFlushFailure = error;
+        return false;
+      },
+    );
+    this.txChain = run;
+    return run;
+  }
+
+  /** Drops the open transaction: its records are called back (and acknowledged as dropped) before this returns. */
+  private abortTransaction(): Promise<boolean> {
+    const tx = this.tx as TransactionalRecordSender;
+    const records = this.txRecords;
+    this.txOffsets = new Map();
+    this.txRecords = 0;
+    if (records === 0) return this.txChain;
+    this.discarding = true;
+    let done: Promise<void>;
+    try {
+      done = tx.abortTransaction();
+    } catch (e) {
+      done = Promise.reject(e);
+    } finally {
+      this.discarding = false;
+    }
+    this.log.info({ event: 'transaction.aborted', records }, `transaction of ${records} record(s) aborted`);
+    if (this.wakeLoop && this.submitted.inFlight < this.settings.maxInFlight) this.wake();
+    const run = this.txChain
+      .then(() => done)
+      .then(
+        () => true,
+        () => false,
+      );
+    this.txChain = run;
+    return run;
+  }
+
+  /**
+   * At stop: a poll or interval boundary commits what was polled (a failed task aborts); the
+   * connector boundary aborts what the task did not commit, which the next run polls again.
+   */
+  private async endLastTransaction(timeout: number): Promise<void> {
+    this.txTimer?.unsubscribe();
+    const commit = this.taskStarted && this.status.state !== 'FAILED' && this.txSettings?.boundary !== 'connector';
+    const last = commit ? this.commitTransaction() : this.abortTransaction();
+    if (!(await withTimeout(this.clock, last, timeout)).ok) {
+      this.log.warn(
+        { event: 'transaction.stop.timeout' },
+        `the last transaction did not end within ${timeout} ms; not waited for`,
       );
     }
   }

@@ -20,6 +20,7 @@ import {
   validateConnectorConfig,
   validateOffsets,
 } from './connector-config.js';
+import { resolveTransactionSettings, workerExactlyOnce } from './exactly-once-settings.js';
 import { discoverPlugins, findPlugin, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
 import { type TaskErrorCounts, type TaskListener, TaskRunner } from './task-runner.js';
@@ -46,6 +47,12 @@ export interface SenderContext {
   readonly taskId: number;
   /** The connector's raw config (for `producer.override.*`). */
   readonly connectorConfig: Readonly<Record<string, string>>;
+  /**
+   * True with `exactly.once.source.support=enabled`: the sender must be a
+   * `TransactionalRecordSender` whose producer has fenced earlier ones of this task by the time
+   * it is returned (the task reads its offsets after that).
+   */
+  readonly exactlyOnce?: boolean;
 }
 
 /** The steps of {@link Worker.createConnector}, in order (KIP-995). */
@@ -515,8 +522,34 @@ export class ConnectorRunner {
   private async createTask(id: number, config: unknown, taskClass: SourceConnector['taskClass']): Promise<TaskSlot> {
     const { options } = this.worker;
     const settings = resolveTaskSettings(options.config, this.spec.resolved);
-    const sender = await options.createSender({ connector: this.name, taskId: id, connectorConfig: this.spec.resolved });
-    const runner = new TaskRunner<unknown, unknown, unknown>({
+    const transactions = resolveTransactionSettings(options.config, this.spec.resolved);
+    const sender = await options.createSender({
+      connector: this.name,
+      taskId: id,
+      connectorConfig: this.spec.resolved,
+      exactlyOnce: transactions !== undefined,
+    });
+    let runner: TaskRunner<unknown, unknown, unknown>;
+    try {
+      runner = this.newRunner(id, config, taskClass, settings, sender, transactions);
+    } catch (e) {
+      // The sender has a producer open (with exactly-once: registered, fencing) that no task will close.
+      await sender.close().catch(() => {});
+      throw e;
+    }
+    return { id, config, runner, sender };
+  }
+
+  private newRunner(
+    id: number,
+    config: unknown,
+    taskClass: SourceConnector['taskClass'],
+    settings: ReturnType<typeof resolveTaskSettings>,
+    sender: RecordSender,
+    transactions: ReturnType<typeof resolveTransactionSettings>,
+  ): TaskRunner<unknown, unknown, unknown> {
+    const { options } = this.worker;
+    return new TaskRunner<unknown, unknown, unknown>({
       connector: this.name,
       taskId: id,
       task: new taskClass(),
@@ -530,8 +563,8 @@ export class ConnectorRunner {
       listener: this.trackTopics(options.taskListener?.(this.name, id)),
       startPaused: this.target === 'PAUSED',
       transforms: this.spec.transforms(),
+      transactions,
     });
-    return { id, config, runner, sender };
   }
 
   /** The task's listener, noting (with topic.tracking.enable, the default) each data topic written to. */
@@ -635,6 +668,7 @@ export class Worker {
 
   /** Opens the offset store and lists the plugins (see {@link Worker.plugins}). */
   async start(): Promise<void> {
+    workerExactlyOnce(this.options.config);
     await this.options.offsetStore.start();
     try {
       const plugins = await this.plugins();

@@ -200,15 +200,7 @@ export class KafkaOffsetStore implements OffsetStore {
     const producer = this.producer;
     if (!this.started || producer === undefined) throw new Error('KafkaOffsetStore is not started');
     if (entries.length === 0) return;
-    const messages = entries.flatMap((entry): Array<{ key: string; value: string | null }> => {
-      const canonicalKey = canonicalJson([connector, entry.partition]);
-      const version = this.versions.get(canonicalKey);
-      const key = version?.text ?? canonicalKey;
-      if (entry.offset !== null) return [{ key, value: canonicalJson(entry.offset) }];
-      // A tombstone under every text of the partition: once compaction has dropped it under one
-      // text, an older value kept under another would otherwise be read again.
-      return [key, ...(version?.others ?? [])].map((text) => ({ key: text, value: null }));
-    });
+    const messages = this.offsetMessages(connector, entries);
     try {
       await producer.sendBatch({ acks: -1, topicMessages: [{ topic: this.topic, messages }] });
     } catch (e) {
@@ -220,6 +212,24 @@ export class KafkaOffsetStore implements OffsetStore {
         { cause: e },
       );
     }
+  }
+
+  /**
+   * The records of the offsets topic that store `entries` for `connector`, as {@link write}
+   * sends them (a partition already in the topic keeps its key text). For a transactional
+   * producer that writes offsets with its records (exactly-once); the store sees them once the
+   * transaction commits, as it follows the topic with `read_committed`.
+   */
+  offsetMessages(connector: string, entries: readonly OffsetEntry[]): Array<{ key: string; value: string | null }> {
+    return entries.flatMap((entry): Array<{ key: string; value: string | null }> => {
+      const canonicalKey = canonicalJson([connector, entry.partition]);
+      const version = this.versions.get(canonicalKey);
+      const key = version?.text ?? canonicalKey;
+      if (entry.offset !== null) return [{ key, value: canonicalJson(entry.offset) }];
+      // A tombstone under every text of the partition: once compaction has dropped it under one
+      // text, an older value kept under another would otherwise be read again.
+      return [key, ...(version?.others ?? [])].map((text) => ({ key: text, value: null }));
+    });
   }
 
   async connectors(): Promise<string[]> {

@@ -4,6 +4,7 @@ import {
   type ConfigType,
   configTypes,
   defineConfig,
+  type ExactlyOnceSupport,
   type HeartbeatRecord,
   offsetCodec,
   SourceConnector,
@@ -129,5 +130,10 @@ export class DatagenConnector extends SourceConnector<DatagenConfig, DatagenTask
 
   taskConfigs(maxTasks: number, config: DatagenConfig): DatagenTaskConfig[] {
     return Array.from({ length: maxTasks }, (_, task) => ({ ...config, task }));
+  }
+
+  /** Each sequence resumes right after its committed number, so exactly-once delivery holds (KIP-618). */
+  override exactlyOnceSupport(): ExactlyOnceSupport | undefined {
+    return 'supported';
   }
 }

@@ -1,4 +1,4 @@
-import { type OffsetChange, SourceConnector } from 'tributary-connect';
+import { type ExactlyOnceSupport, type OffsetChange, SourceConnector } from 'tributary-connect';
 import { type FileSourceConfig, fileSourceConfig } from './file-source-config.js';
 import { type FileOffset, type FilePartition, FileSourceTask } from './file-source-task.js';
 
@@ -10,6 +10,11 @@ export class FileSourceConnector extends SourceConnector<FileSourceConfig, FileS
   readonly config = fileSourceConfig;
   readonly taskClass = FileSourceTask;
   override readonly version = '0.1.0';
+
+  /** A file is read again from the committed position, so exactly-once delivery holds (KIP-618). */
+  override exactlyOnceSupport(): ExactlyOnceSupport | undefined {
+    return 'supported';
+  }
 
   /** One task per file, up to `maxTasks`; files are dealt out in turn. */
   taskConfigs(maxTasks: number, settings: FileSourceConfig): FileSourceConfig[] {

@@ -1,0 +1,239 @@
+import type { Kafka, RecordMetadata as KafkajsRecordMetadata, Message, Producer, Transaction } from 'kafkajs';
+import { TributaryError } from '../api/errors.js';
+import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
+import { retryStablePartitioner } from './retry-stable-partitioner.js';
+
+/** One offset record as it goes into the offsets topic. */
+export interface OffsetMessage {
+  readonly key: string;
+  readonly value: string | null;
+}
+
+/** Options of {@link KafkajsTransactionalSender}. */
+export interface KafkajsTransactionalSenderOptions {
+  /** The kafkajs client the task's producer is made from. */
+  readonly kafka: Kafka;
+  /** The task's transactional id: a producer started with it fences every earlier one. */
+  readonly transactionalId: string;
+  /** The offsets topic the task's offsets are written to, in the same transactions. */
+  readonly offsetsTopic: string;
+  /** Builds the offsets-topic records of a connector's offsets (Kafka Connect's format: see KafkaOffsetStore.offsetMessages). */
+  readonly offsetMessages: (connector: string, entries: readonly OffsetEntry[]) => OffsetMessage[];
+  /** The coordinator aborts a transaction open longer than this (ms); default 60 000, as Kafka's producer. */
+  readonly transactionTimeoutMs?: number;
+  /** Records per Produce request inside one transaction; default 1000 (keeps each request under the broker's message.max.bytes for ordinary records). */
+  readonly maxRecordsPerRequest?: number;
+}
+
+interface Pending {
+  readonly message: Message;
+  readonly topic: string;
+  readonly callback: SendCallback;
+}
+
+/**
+ * The kafkajs sender for `exactly.once.source.support=enabled` (KIP-618): one transactional
+ * producer per task (`transactionalId`, `idempotent: true`, `maxInFlightRequests: 1`); the
+ * records of a transaction and the task's offsets go to Kafka in one transaction.
+ *
+ * Guards against kafkajs's known transaction bugs (docs/exactly-once.md):
+ * - one transaction at a time and one request at a time inside it (kafkajs#598, #1005: the
+ *   idempotent producer loses or misorders sends when requests overlap);
+ * - source offsets are ordinary records of the offsets topic, so `sendOffsets` /
+ *   AddOffsetsToTxn (not retried on CONCURRENT_TRANSACTIONS, kafkajs#430) is never used;
+ * - a transaction whose commit or abort failed leaves kafkajs's producer stuck in COMMITTING or
+ *   ABORTING (kafkajs#1282): the producer is never used again after any failure; the task fails
+ *   and its restart makes a fresh producer with the same transactional id, which fences this one
+ *   and makes the coordinator abort whatever it left open;
+ * - an unknown outcome (a commit that timed out) is never reported as success: the records are
+ *   failed and the next run resumes from the offsets a `read_committed` read finds.
+ */
+export class KafkajsTransactionalSender implements TransactionalRecordSender {
+  readonly transactional = true as const;
+  private readonly options: KafkajsTransactionalSenderOptions;
+  private readonly producer: Producer;
+  private readonly maxPerRequest: number;
+  private open: Pending[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private broken: TributaryError | undefined;
+  private closed = false;
+
+  constructor(options: KafkajsTransactionalSenderOptions) {
+    this.options = options;
+    this.maxPerRequest = options.maxRecordsPerRequest ?? 1000;
+    this.producer = options.kafka.producer({
+      transactionalId: options.transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: options.transactionTimeoutMs ?? 60_000,
+      allowAutoTopicCreation: false,
+      createPartitioner: retryStablePartitioner,
+    });
+  }
+
+  /**
+   * Connects and fences: registers the transactional id with the coordinator (InitProducerId),
+   * which bumps its epoch, so every earlier producer of this task can neither write nor commit
+   * any more, and aborts the transaction such a producer left open. Call before the task reads
+   * its offsets.
+   */
+  async connect(): Promise<void> {
+    await this.producer.connect();
+    const txn = await this.producer.transaction();
+    await txn.abort();
+  }
+
+  send(record: OutgoingRecord, onDone: SendCallback): void {
+    if (this.closed || this.broken !== undefined) {
+      const error =
+        this.broken ??
+        new TributaryError(
+          'SEND_FAILED',
+          `A record for topic '${record.topic}' was sent after the transactional producer was closed; it was not written.`,
+        );
+      queueMicrotask(() => onDone(error, undefined));
+      return;
+    }
+    this.open.push({
+      topic: record.topic,
+      message: {
+        key: record.key,
+        value: record.value,
+        headers: record.headers,
+        partition: record.partition,
+        timestamp: String(record.timestamp ?? Date.now()),
+      },
+      callback: onDone,
+    });
+  }
+
+  commitTransaction(connector: string, offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>): Promise<void> {
+    const records = this.open;
+    this.open = [];
+    const run = this.chain.then(() => this.runTransaction(connector, records, offsets));
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  abortTransaction(): Promise<void> {
+    const records = this.open;
+    this.open = [];
+    // Nothing of them reached Kafka: records are sent only when their transaction commits.
+    const error = new TributaryError(
+      'TRANSACTION_FAILED',
+      `The transaction of ${records.length} record(s) was aborted by the task`,
+    );
+    for (const r of records) r.callback(error, undefined);
+    return this.chain;
+  }
+
+  /** Resolves when every transaction ended so far has ended. The open transaction is not ended. */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.chain;
+    const left = this.open;
+    this.open = [];
+    const error = new TributaryError(
+      'SEND_FAILED',
+      'The transactional producer was closed with a transaction open; its records were not written',
+    );
+    for (const r of left) r.callback(error, undefined);
+    await this.producer.disconnect().catch(() => {});
+  }
+
+  private async runTransaction(
+    connector: string,
+    records: Pending[],
+    offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,
+  ): Promise<void> {
+    let txn: Transaction | undefined;
+    try {
+      if (this.broken !== undefined) throw this.broken;
+      const entries = await offsets;
+      const offsetMessages = this.options.offsetMessages(connector, entries);
+      if (records.length === 0 && offsetMessages.length === 0) return;
+      txn = await this.producer.transaction();
+      const metadata: RecordMetadata[] = [];
+      for (let i = 0; i < records.length; i += this.maxPerRequest) {
+        const chunk = records.slice(i, i + this.maxPerRequest);
+        metadata.push(...metadataOf(chunk, await txn.sendBatch({ acks: -1, topicMessages: groupByTopic(chunk) })));
+      }
+      if (offsetMessages.length > 0) {
+        await txn.sendBatch({
+          acks: -1,
+          topicMessages: [
+            { topic: this.options.offsetsTopic, messages: offsetMessages.map((m) => ({ key: m.key, value: m.value })) },
+          ],
+        });
+      }
+      await txn.commit();
+      for (let i = 0; i < records.length; i++) (records[i] as Pending).callback(undefined, metadata[i]);
+    } catch (e) {
+      const error = this.broken ?? transactionError(e, this.options.transactionalId, records.length);
+      this.broken = error;
+      // Best effort: a fenced or failed producer cannot abort; the coordinator aborts on its timeout or at the next InitProducerId.
+      if (txn?.isActive()) await txn.abort().catch(() => {});
+      for (const r of records) r.callback(error, undefined);
+      throw error;
+    }
+  }
+}
+
+/** Messages by topic in the order given (kafkajs keeps the order within a topic and partition). */
+function groupByTopic(records: readonly Pending[]): Array<{ topic: string; messages: Message[] }> {
+  const byTopic = new Map<string, Message[]>();
+  for (const r of records) {
+    let list = byTopic.get(r.topic);
+    if (list === undefined) {
+      list = [];
+      byTopic.set(r.topic, list);
+    }
+    list.push(r.message);
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+/** Each record's partition (written back by the partitioner) and offset: its request's base offset in that partition, counted up. */
+function metadataOf(records: readonly Pending[], responses: readonly KafkajsRecordMetadata[]): RecordMetadata[] {
+  const next = new Map<string, number>();
+  for (const r of responses)
+    next.set(`${r.topicName}\u0000${r.partition}`, r.baseOffset === undefined ? -1 : Number(r.baseOffset));
+  return records.map((r) => {
+    const partition = typeof r.message.partition === 'number' ? r.message.partition : -1;
+    const key = `${r.topic}\u0000${partition}`;
+    const offset = next.get(key) ?? -1;
+    if (offset >= 0) next.set(key, offset + 1);
+    return { topic: r.topic, partition, offset, timestamp: Number(r.message.timestamp) };
+  });
+}
+
+const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTION_COORDINATOR_FENCED']);
+
+/** TRANSACTION_FENCED when a newer producer of this transactional id took over, else TRANSACTION_FAILED. */
+function transactionError(e: unknown, transactionalId: string, records: number): TributaryError {
+  let current: unknown = e;
+  let fenced = false;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    const typed = current as Error & { type?: unknown; code?: unknown };
+    if ((typeof typed.type === 'string' && FENCED_TYPES.has(typed.type)) || typed.code === 90 || typed.code === 47) fenced = true;
+    current = typed.cause;
+  }
+  const detail = e instanceof Error ? e.message : String(e);
+  if (fenced) {
+    return new TributaryError(
+      'TRANSACTION_FENCED',
+      `The producer with transactional id '${transactionalId}' was fenced: a newer producer of this task started (the task runs elsewhere, or was restarted), so this one writes nothing more; its open transaction of ${records} record(s) is aborted (${detail})`,
+      { cause: e },
+    );
+  }
+  return new TributaryError(
+    'TRANSACTION_FAILED',
+    `The transaction of ${records} record(s) and their offsets (transactional id '${transactionalId}') did not commit, or its outcome is unknown; it is aborted, none of its records is visible to read_committed consumers and its offsets are not committed: ${detail}`,
+    { cause: e },
+  );
+}

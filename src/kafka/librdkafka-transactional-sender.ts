@@ -1,0 +1,255 @@
+import { TributaryError } from '../api/errors.js';
+import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
+import type { OffsetMessage } from './kafkajs-transactional-sender.js';
+import { librdkafkaConfig, loadRdkafka, type RdkafkaDeliveryReport } from './librdkafka-sender.js';
+import type { ResolvedProducerConfig } from './producer-config.js';
+
+/** The transactional part of `@confluentinc/kafka-javascript`'s librdkafka `Producer`. */
+interface RdkafkaTransactionalProducer {
+  connect(options: object, cb: (error: Error | null) => void): unknown;
+  disconnect(cb: (error?: Error | null) => void): unknown;
+  produce(
+    topic: string,
+    partition: number | null,
+    value: Buffer | null,
+    key: Buffer | string | null,
+    timestamp: number | null,
+    opaque: unknown,
+    headers: Array<Record<string, string | Buffer>> | undefined,
+  ): unknown;
+  setPollInterval(ms: number): unknown;
+  on(event: 'delivery-report', listener: (error: Error | null, report: RdkafkaDeliveryReport) => void): unknown;
+  initTransactions(timeout: number, cb: (error: Error | null) => void): void;
+  beginTransaction(cb: (error: Error | null) => void): void;
+  commitTransaction(timeout: number, cb: (error: Error | null) => void): void;
+  abortTransaction(timeout: number, cb: (error: Error | null) => void): void;
+}
+
+/** Options of {@link LibrdkafkaTransactionalSender.connect}. */
+export interface LibrdkafkaTransactionalOptions {
+  readonly transactionalId: string;
+  readonly offsetsTopic: string;
+  readonly offsetMessages: (connector: string, entries: readonly OffsetEntry[]) => OffsetMessage[];
+  /** librdkafka's `transaction.timeout.ms`; default 60 000. */
+  readonly transactionTimeoutMs?: number;
+  /** Where `@confluentinc/kafka-javascript` is resolved from; default the working directory. */
+  readonly baseDir?: string;
+}
+
+/** librdkafka error codes that mean a newer producer of the transactional id took over. */
+const FENCED_CODES = new Set([90 /* PRODUCER_FENCED */, 47 /* INVALID_PRODUCER_EPOCH */, -144 /* _FENCED */]);
+const QUEUE_FULL = -184;
+
+interface Pending {
+  readonly record: OutgoingRecord;
+  readonly callback: SendCallback;
+}
+
+/**
+ * The librdkafka sender for `exactly.once.source.support=enabled` (KIP-618), through
+ * `@confluentinc/kafka-javascript`: `transactional.id`, idempotence and acks=all; each
+ * transaction is `beginTransaction`, the records, the offset records into the offsets topic,
+ * `commitTransaction` (which waits for every delivery). `initTransactions` at connect fences the
+ * task's earlier producers. After any failure the producer is not used again (the task fails;
+ * its restart makes a fresh one that fences this one).
+ */
+export class LibrdkafkaTransactionalSender implements TransactionalRecordSender {
+  readonly transactional = true as const;
+  private open: Pending[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private broken: TributaryError | undefined;
+  private closed = false;
+  private readonly reports = new Map<number, RecordMetadata | Error>();
+  private nextId = 0;
+
+  private constructor(
+    private readonly producer: RdkafkaTransactionalProducer,
+    private readonly options: LibrdkafkaTransactionalOptions,
+    private readonly timeoutMs: number,
+  ) {
+    producer.on('delivery-report', (error, report) => {
+      const id = report.opaque as number;
+      this.reports.set(
+        id,
+        error ?? { topic: report.topic, partition: report.partition, offset: Number(report.offset), timestamp: report.timestamp },
+      );
+    });
+  }
+
+  /** Loads the client, connects and fences (initTransactions). */
+  static async connect(
+    bootstrapServers: string,
+    config: ResolvedProducerConfig,
+    security: Readonly<Record<string, unknown>>,
+    options: LibrdkafkaTransactionalOptions,
+  ): Promise<LibrdkafkaTransactionalSender> {
+    const rd = loadRdkafka(options.baseDir ?? process.cwd());
+    const timeout = options.transactionTimeoutMs ?? 60_000;
+    const producer = new rd.Producer({
+      ...librdkafkaConfig(bootstrapServers, config),
+      ...security,
+      'transactional.id': options.transactionalId,
+      'transaction.timeout.ms': timeout,
+      'enable.idempotence': true,
+      acks: 'all',
+      'max.in.flight.requests.per.connection': 5,
+      // librdkafka requires message.timeout.ms <= transaction.timeout.ms with transactions.
+      'message.timeout.ms': timeout,
+    }) as unknown as RdkafkaTransactionalProducer;
+    await new Promise<void>((resolve, reject) => producer.connect({}, (e) => (e ? reject(e) : resolve())));
+    producer.setPollInterval(5);
+    const sender = new LibrdkafkaTransactionalSender(producer, options, timeout);
+    await new Promise<void>((resolve, reject) => producer.initTransactions(timeout, (e) => (e ? reject(e) : resolve())));
+    return sender;
+  }
+
+  send(record: OutgoingRecord, onDone: SendCallback): void {
+    if (this.closed || this.broken !== undefined) {
+      const error =
+        this.broken ??
+        new TributaryError(
+          'SEND_FAILED',
+          `A record for topic '${record.topic}' was sent after the transactional producer was closed; it was not written.`,
+        );
+      queueMicrotask(() => onDone(error, undefined));
+      return;
+    }
+    this.open.push({ record, callback: onDone });
+  }
+
+  commitTransaction(connector: string, offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>): Promise<void> {
+    const records = this.open;
+    this.open = [];
+    const run = this.chain.then(() => this.runTransaction(connector, records, offsets));
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  abortTransaction(): Promise<void> {
+    const records = this.open;
+    this.open = [];
+    const error = new TributaryError(
+      'TRANSACTION_FAILED',
+      `The transaction of ${records.length} record(s) was aborted by the task`,
+    );
+    for (const r of records) r.callback(error, undefined);
+    return this.chain;
+  }
+
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.chain;
+    const left = this.open;
+    this.open = [];
+    const error = new TributaryError(
+      'SEND_FAILED',
+      'The transactional producer was closed with a transaction open; its records were not written',
+    );
+    for (const r of left) r.callback(error, undefined);
+    await new Promise<void>((resolve) => this.producer.disconnect(() => resolve()));
+  }
+
+  private call(fn: (cb: (e: Error | null) => void) => void): Promise<void> {
+    return new Promise((resolve, reject) => fn((e) => (e ? reject(e) : resolve())));
+  }
+
+  private async produce(
+    topic: string,
+    partition: number | null,
+    value: Buffer | string | null,
+    key: Buffer | string | null,
+    timestamp: number | null,
+    id: number,
+    headers: OutgoingRecord['headers'],
+  ): Promise<void> {
+    for (;;) {
+      try {
+        this.producer.produce(
+          topic,
+          partition,
+          typeof value === 'string' ? Buffer.from(value) : value,
+          key,
+          timestamp,
+          id,
+          headers ? Object.entries(headers).map(([k, v]) => ({ [k]: v })) : undefined,
+        );
+        return;
+      } catch (e) {
+        if ((e as { code?: number }).code !== QUEUE_FULL) throw e;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+  }
+
+  private async runTransaction(
+    connector: string,
+    records: Pending[],
+    offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,
+  ): Promise<void> {
+    let begun = false;
+    const ids: number[] = [];
+    try {
+      if (this.broken !== undefined) throw this.broken;
+      const offsetMessages = this.options.offsetMessages(connector, await offsets);
+      if (records.length === 0 && offsetMessages.length === 0) return;
+      await this.call((cb) => this.producer.beginTransaction(cb));
+      begun = true;
+      for (const { record } of records) {
+        const id = this.nextId++;
+        ids.push(id);
+        await this.produce(
+          record.topic,
+          record.partition ?? null,
+          record.value,
+          record.key,
+          record.timestamp ?? Date.now(),
+          id,
+          record.headers,
+        );
+      }
+      for (const m of offsetMessages) await this.produce(this.options.offsetsTopic, null, m.value, m.key, null, -1, undefined);
+      await this.call((cb) => this.producer.commitTransaction(this.timeoutMs, cb));
+      // commitTransaction flushes: every record has its delivery report by now.
+      const metadata = ids.map((id) => {
+        const report = this.reports.get(id);
+        this.reports.delete(id);
+        return report;
+      });
+      for (let i = 0; i < records.length; i++) {
+        const m = metadata[i];
+        const r = records[i] as Pending;
+        if (m === undefined || m instanceof Error) r.callback(undefined, { topic: r.record.topic, partition: -1, offset: -1 });
+        else r.callback(undefined, m);
+      }
+    } catch (e) {
+      for (const id of ids) this.reports.delete(id);
+      const error = this.broken ?? transactionError(e, this.options.transactionalId, records.length);
+      this.broken = error;
+      if (begun) await this.call((cb) => this.producer.abortTransaction(this.timeoutMs, cb)).catch(() => {});
+      for (const r of records) r.callback(error, undefined);
+      throw error;
+    }
+  }
+}
+
+function transactionError(e: unknown, transactionalId: string, records: number): TributaryError {
+  const code = (e as { code?: unknown } | null)?.code;
+  const detail = e instanceof Error ? e.message : String(e);
+  if ((typeof code === 'number' && FENCED_CODES.has(code)) || /fenced/i.test(detail)) {
+    return new TributaryError(
+      'TRANSACTION_FENCED',
+      `The producer with transactional id '${transactionalId}' was fenced: a newer producer of this task started (the task runs elsewhere, or was restarted), so this one writes nothing more; its open transaction of ${records} record(s) is aborted (${detail})`,
+      { cause: e },
+    );
+  }
+  return new TributaryError(
+    'TRANSACTION_FAILED',
+    `The transaction of ${records} record(s) and their offsets (transactional id '${transactionalId}') did not commit, or its outcome is unknown; it is aborted, none of its records is visible to read_committed consumers and its offsets are not committed: ${detail}`,
+    { cause: e },
+  );
+}
