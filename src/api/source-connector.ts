@@ -80,8 +80,19 @@ export abstract class SourceConnector<C = any, TC = any, P = any, O = any> {
    *
    * @example
    * ```ts
-   * exactlyOnceSupport(config: { file: string }) {
-   *   return config.file === '-' ? 'unsupported' : 'supported'; // stdin cannot be re-read
+   * import { configTypes, defineConfig, type ExactlyOnceSupport, SourceTask } from 'tributary-connect';
+   *
+   * declare const FileTask: new () => SourceTask<{ file: string }, { position: number }, { file: string }>;
+   *
+   * class FileConnector extends SourceConnector<{ file: string }, { file: string }> {
+   *   readonly config = defineConfig({ file: { type: configTypes.string, description: 'File to read, - for stdin.' } });
+   *   readonly taskClass = FileTask;
+   *   taskConfigs(_maxTasks: number, config: { file: string }) {
+   *     return [config];
+   *   }
+   *   override exactlyOnceSupport(config: { file: string }): ExactlyOnceSupport {
+   *     return config.file === '-' ? 'unsupported' : 'supported'; // stdin cannot be re-read
+   *   }
    * }
    * ```
    */

@@ -26,6 +26,10 @@ export type ConnectorTransactionBoundaries = 'supported' | 'unsupported';
  *
  * @example
  * ```ts
+ * import * as t from 'io-ts';
+ * import { of } from 'rxjs';
+ * import { offsetCodec, SourceTask, type SourceTaskContext } from 'tributary-connect';
+ *
  * class LinesTask extends SourceTask<{ file: string }, { line: number }, { topic: string }> {
  *   readonly offsets = offsetCodec({ partition: t.type({ file: t.string }), offset: t.type({ line: t.number }) });
  *   private tx: TransactionContext<{ file: string }, { line: number }> | undefined;

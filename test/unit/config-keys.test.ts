@@ -232,7 +232,8 @@ describe('worker config keys', () => {
       ].map((k) => [k, 'x']),
     );
     expect(checkWorkerKeys(config, 'w')).toEqual([]);
-    expect(knownWorkerKeys().unsupported).toContain('exactly.once.source.support');
+    expect(knownWorkerKeys().unsupported).toContain('group.id');
+    expect(knownWorkerKeys().keys).toContain('exactly.once.source.support');
   });
 
   it("warns about Kafka Connect's removed rest.port instead of ignoring it silently", () => {
