@@ -530,15 +530,18 @@ export class TaskRunner<P, O, C> {
   private heartbeats(): Observable<unknown> {
     return interval(this.settings.heartbeatIntervalMs, this.clock.scheduler).pipe(
       filter(() => {
-        // At the in-flight bound (Kafka slow or away) a tick is skipped too, as a poll round would
-        // be: memory stays bounded however long the outage, and nothing is lost, since the next
-        // heartbeat after it carries the fresher offset. So is one behind a transform being retried:
-        // it would wait in the backlog, one more per tick for as long as the retry lasts.
+        // While Kafka does not acknowledge records (the sender reports a stall), a tick is skipped:
+        // memory stays bounded however long the outage, and nothing is lost, since the next
+        // heartbeat after it carries the fresher offset. Under full load the in-flight bound is
+        // reached all the time and heartbeats must keep coming, so only twice the bound stops
+        // them (a sender that reports no stalls). A tick behind a transform being retried is
+        // skipped too: it would wait in the backlog, one more per tick for as long as the retry lasts.
         if (
           this.status.state !== 'RUNNING' ||
           this.stopping ||
           this.backlog !== undefined ||
-          this.submitted.inFlight >= this.settings.maxInFlight
+          this.stall !== undefined ||
+          this.submitted.inFlight >= 2 * this.settings.maxInFlight
         ) {
           return false;
         }

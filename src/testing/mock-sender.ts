@@ -1,5 +1,5 @@
 import type { Clock } from '../api/clock.js';
-import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback } from '../runtime/ports.js';
+import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
 
 /** Decides, per record, whether the mock sender acknowledges it, fails it or holds it back. */
 export type RecordPredicate = (record: OutgoingRecord) => boolean;
@@ -54,6 +54,30 @@ export class MockSender implements RecordSender {
   }
 
   async close(): Promise<void> {}
+
+  private stallListeners: Array<(stall: SenderStall | undefined) => void> = [];
+
+  onStall(listener: (stall: SenderStall | undefined) => void): void {
+    this.stallListeners.push(listener);
+  }
+
+  /**
+   * Reports, as a Kafka sender does, that Kafka has not acknowledged records (a stall) or,
+   * with `undefined`, that it does again: the task's status shows it, and heartbeat ticks are
+   * skipped meanwhile.
+   *
+   * @example
+   * ```ts
+   * import { systemClock } from 'tributary-connect';
+   *
+   * const sender = new MockSender(systemClock);
+   * sender.reportStall({ since: Date.now(), durationMs: 30_000, reason: 'broker away' });
+   * sender.reportStall(undefined);
+   * ```
+   */
+  reportStall(stall: SenderStall | undefined): void {
+    for (const listener of this.stallListeners) listener(stall);
+  }
 
   /** Fails every later record that matches, as a sender that gave up would. */
   failWhere(predicate: RecordPredicate, error: () => Error = () => new Error('mock send failure')): void {

@@ -95,22 +95,53 @@ describe('heartbeats', () => {
     await run.stop();
   });
 
-  it('skip ticks while task.max.in.flight.records are unacknowledged, so an outage of any length keeps memory bounded', async () => {
+  it('skip ticks at twice task.max.in.flight.records unacknowledged, so an outage of any length keeps memory bounded', async () => {
     const run = await MockRuntime.start(CounterTask, {
       config: { topic: 't', limit: 0, heartbeats: true },
       connectorConfig: { 'heartbeat.interval.ms': 1000 },
       workerConfig: { 'task.max.in.flight.records': 5 },
     });
-    run.sender.holdWhere(() => true); // Kafka does not answer
+    run.sender.holdWhere(() => true); // Kafka does not answer (and this sender reports no stall)
     await run.advanceBy('1h');
     const heartbeatsSent = run.sender.sent.filter((r) => r.heartbeat).length;
-    expect(heartbeatsSent).toBeGreaterThanOrEqual(5);
-    expect(heartbeatsSent).toBeLessThanOrEqual(6);
+    expect(heartbeatsSent).toBeGreaterThanOrEqual(10);
+    expect(heartbeatsSent).toBeLessThanOrEqual(11);
     // Kafka answers again: heartbeats resume at their interval.
     run.sender.clearRules();
     run.sender.release();
     await run.advanceBy('10s');
     expect(run.sender.sent.filter((r) => r.heartbeat).length - heartbeatsSent).toBeGreaterThanOrEqual(9);
+    await run.stop();
+  });
+
+  it('keep their interval under full load, with data records holding the in-flight bound all the time', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', batch: 5, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 1000 },
+      workerConfig: { 'task.max.in.flight.records': 5 },
+    });
+    run.sender.holdWhere((r) => !r.heartbeat); // data records are slow to be acknowledged
+    await run.advanceBy('10s');
+    expect(run.inFlight).toBeGreaterThanOrEqual(5);
+    // One heartbeat a second: the bound that pauses polling does not starve them.
+    expect(run.sender.sent.filter((r) => r.heartbeat).length).toBeGreaterThanOrEqual(9);
+    await run.stop();
+  });
+
+  it('skip ticks while the sender reports that Kafka does not acknowledge records, and resume after', async () => {
+    const task = new CounterTask();
+    const run = await MockRuntime.start(() => task, {
+      config: { topic: 't', limit: 0, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 1000 },
+    });
+    await run.advanceBy('3s');
+    const before = run.sender.sent.filter((r) => r.heartbeat).length;
+    run.sender.reportStall({ since: run.clock.now(), durationMs: 0, reason: 'test: broker away' });
+    await run.advanceBy('10s');
+    expect(run.sender.sent.filter((r) => r.heartbeat).length).toBe(before);
+    run.sender.reportStall(undefined);
+    await run.advanceBy('5s');
+    expect(run.sender.sent.filter((r) => r.heartbeat).length - before).toBeGreaterThanOrEqual(4);
     await run.stop();
   });
 

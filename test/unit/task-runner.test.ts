@@ -770,7 +770,7 @@ describe('a sender that reports Kafka unreachable', () => {
   /** A mock sender that also lets the test report stalls, as the Kafka senders do. */
   class StallingSender extends MockSender {
     listener: ((stall: SenderStall | undefined) => void) | undefined;
-    onStall(listener: (stall: SenderStall | undefined) => void): void {
+    override onStall(listener: (stall: SenderStall | undefined) => void): void {
       this.listener = listener;
     }
   }

@@ -134,7 +134,7 @@ describe('Worker', () => {
   it("shows a RUNNING task's sender stall as the task's trace, and drops it once Kafka answers", async () => {
     class StallingSender extends MockSender {
       listener: ((stall: SenderStall | undefined) => void) | undefined;
-      onStall(listener: (stall: SenderStall | undefined) => void): void {
+      override onStall(listener: (stall: SenderStall | undefined) => void): void {
         this.listener = listener;
       }
     }
