@@ -5,55 +5,16 @@
  *
  *   npx tsx bench/metrics.ts [records=1000000] [batch=1000] [partitions=4] [runs=5] [scrape=1000]
  */
-import * as t from 'io-ts';
 import { Registry } from 'prom-client';
-import { from, type Observable } from 'rxjs';
-import { offsetCodec, type SourceRecord, SourceTask } from '../src/index.js';
 import { registerMetrics } from '../src/metrics/worker-metrics.js';
-import type { OutgoingRecord, RecordSender, SendCallback } from '../src/runtime/ports.js';
 import { TaskMetrics } from '../src/runtime/task-metrics.js';
 import { TaskRunner } from '../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../src/storage/memory-offset-store.js';
+import { BenchTask, ImmediateSender, roundRobinRecords } from './lib/synthetic-task.js';
 
 const [N = 1_000_000, BATCH = 1000, PARTITIONS = 4, RUNS = 5, SCRAPE_MS = 1000] = process.argv.slice(2).map(Number);
-type P = { p: number };
-type O = { seq: number };
-
-const partitions: P[] = Array.from({ length: PARTITIONS }, (_, p) => ({ p }));
-const payload = 'x'.repeat(60);
-
-class BenchTask extends SourceTask<P, O, null> {
-  readonly offsets = offsetCodec({ partition: t.type({ p: t.number }), offset: t.type({ seq: t.number }) });
-  next = 0;
-  start(): void {}
-  poll(): Observable<SourceRecord<P, O>> {
-    const n = Math.min(BATCH, N - this.next);
-    const batch = new Array<SourceRecord<P, O>>(n);
-    for (let i = 0; i < n; i++) {
-      const seq = this.next + i;
-      batch[i] = {
-        sourcePartition: partitions[seq % PARTITIONS] as P,
-        sourceOffset: { seq },
-        topic: 'bench',
-        key: null,
-        value: { seq, payload },
-      };
-    }
-    this.next += n;
-    return from(batch);
-  }
-}
-
-class ImmediateSender implements RecordSender {
-  count = 0;
-  send(record: OutgoingRecord, onDone: SendCallback): void {
-    this.count++;
-    onDone(undefined, { topic: record.topic, partition: 0, offset: this.count });
-  }
-  async flush(): Promise<void> {}
-  async close(): Promise<void> {}
-}
+const record = roundRobinRecords(PARTITIONS);
 
 async function run(withMetrics: boolean): Promise<{ rate: number; cpuNs: number }> {
   const sender = new ImmediateSender();
@@ -61,7 +22,7 @@ async function run(withMetrics: boolean): Promise<{ rate: number; cpuNs: number 
   const runner = new TaskRunner({
     connector: 'bench',
     taskId: 0,
-    task: new BenchTask(),
+    task: new BenchTask(N, BATCH, record),
     config: null,
     settings: resolveTaskSettings({ 'task.poll.backoff.ms': '1', 'offset.flush.interval.ms': '1000' }, {}),
     sender,

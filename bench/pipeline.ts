@@ -5,58 +5,20 @@
  *
  *   npx tsx bench/pipeline.ts [records=1000000] [batch=1000] [partitions=4] [runs=3]
  */
-import * as t from 'io-ts';
-import { from, type Observable } from 'rxjs';
-import { offsetCodec, type SourceRecord, SourceTask } from '../src/index.js';
 import { jsonConverter } from '../src/runtime/converters.js';
-import type { OutgoingRecord, RecordSender, SendCallback } from '../src/runtime/ports.js';
+import type { SendCallback } from '../src/runtime/ports.js';
 import { TaskRunner } from '../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../src/storage/memory-offset-store.js';
+import { type BenchOffset, BenchTask, ImmediateSender, roundRobinRecords } from './lib/synthetic-task.js';
 
 const [N = 1_000_000, BATCH = 1000, PARTITIONS = 4, RUNS = 3] = process.argv.slice(2).map(Number);
-type P = { p: number };
-type O = { seq: number };
-
-const partitions: P[] = Array.from({ length: PARTITIONS }, (_, p) => ({ p }));
-const payload = 'x'.repeat(60);
-const makeRecord = (i: number): SourceRecord<P, O> => ({
-  sourcePartition: partitions[i % PARTITIONS] as P,
-  sourceOffset: { seq: i },
-  topic: 'bench',
-  key: null,
-  value: { seq: i, payload },
-});
-
-class BenchTask extends SourceTask<P, O, null> {
-  readonly offsets = offsetCodec({ partition: t.type({ p: t.number }), offset: t.type({ seq: t.number }) });
-  next = 0;
-  start(): void {}
-  poll(): Observable<SourceRecord<P, O>> {
-    const n = Math.min(BATCH, N - this.next);
-    const batch = new Array<SourceRecord<P, O>>(n);
-    for (let i = 0; i < n; i++) batch[i] = makeRecord(this.next + i);
-    this.next += n;
-    return from(batch);
-  }
-}
-
-class ImmediateSender implements RecordSender {
-  count = 0;
-  bytes = 0;
-  send(record: OutgoingRecord, onDone: SendCallback): void {
-    this.count++;
-    this.bytes += record.value?.length ?? 0;
-    onDone(undefined, { topic: record.topic, partition: 0, offset: this.count });
-  }
-  async flush(): Promise<void> {}
-  async close(): Promise<void> {}
-}
+const makeRecord = roundRobinRecords(PARTITIONS);
 
 async function pipelineRun(): Promise<number> {
   const sender = new ImmediateSender();
   const store = new MemoryOffsetStore();
-  const task = new BenchTask();
+  const task = new BenchTask(N, BATCH, makeRecord);
   const runner = new TaskRunner({
     connector: 'bench',
     taskId: 0,
@@ -72,7 +34,7 @@ async function pipelineRun(): Promise<number> {
   await runner.stop();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const committed = await store.read('bench');
-  const last = Math.max(...committed.map((e) => Number((e.offset as O).seq)));
+  const last = Math.max(...committed.map((e) => Number((e.offset as BenchOffset).seq)));
   if (last !== N - 1) throw new Error(`expected the last offset ${N - 1} committed, got ${last}`);
   return N / seconds;
 }

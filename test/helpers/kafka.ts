@@ -12,6 +12,7 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, inject, onTestFinished } from 'vitest';
+import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import { TopicReader, type TopicRecord } from '../../src/kafka/topic-reader.js';
 import { type KafkaBroker, type StartBrokerOptions, startBroker } from '../kafka/broker.js';
 
@@ -152,5 +153,15 @@ function kafkajsLogLevel(): logLevel {
       return logLevel.DEBUG;
     default:
       return logLevel.NOTHING;
+  }
+}
+
+/** Creates `topics` on the test broker with `partitions` partitions each (those that exist are kept). */
+export async function createTopics(topics: string[], partitions: number): Promise<void> {
+  const admin = new TopicAdmin(testKafka());
+  try {
+    await admin.ensureTopics(topics, { partitions });
+  } finally {
+    await admin.close();
   }
 }

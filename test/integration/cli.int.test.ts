@@ -3,40 +3,23 @@
  * connectors over REST, and the errors of the first hour (typos, bad log settings, a file as
  * embedded.output, a Kafka that is not there). Spawns the CLI from the source through tsx.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type WatchedProcess, waitFor, watchProcess } from '../helpers/child-output.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-function startCli(args: string[]): {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-} {
+function startCli(args: string[]): WatchedProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, TRIBUTARY_LOG_FORMAT: '', TRIBUTARY_LOG_LEVEL: '' },
   });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => (out += d));
-  child.stderr?.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return watchProcess(child);
 }
 
 async function workdir(files: Record<string, string>): Promise<string> {

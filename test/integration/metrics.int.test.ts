@@ -3,17 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runStandalone, type StandaloneWorker } from '../../src/cli/standalone.js';
-import { TopicAdmin } from '../../src/kafka/topic-admin.js';
-import { consumeAll, describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../helpers/kafka.js';
+import { consumeAll, createTopics, describeKafka, requireKafkaBootstrap, uniqueTopic } from '../helpers/kafka.js';
 import { parsePrometheus, type Sample, sampleValue } from '../helpers/prometheus-text.js';
+import { propertiesText, quiet } from '../helpers/worker-files.js';
 
 const fileSource = new URL('../../examples/file-source/src/index.ts', import.meta.url).pathname;
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `line ${from + i}`);
-const props = (o: Record<string, string>) =>
-  Object.entries(o)
-    .map(([k, v]) => `${k}=${v}`)
-    .join('\n');
 
 let dir: string;
 beforeEach(async () => {
@@ -47,17 +42,12 @@ describeKafka('GET /metrics while the file source runs on a real broker', () => 
   it('counts exactly the records in the topic, commits them all, shows the worker, task status and source lag, and answers health and loggers', async () => {
     const bootstrap = requireKafkaBootstrap();
     const topic = uniqueTopic('metrics-lines');
-    const admin = new TopicAdmin(testKafka());
-    try {
-      await admin.ensureTopics([topic], { partitions: 1 });
-    } finally {
-      await admin.close();
-    }
+    await createTopics([topic], 1);
     const file = join(dir, 'app.log');
     await writeFile(file, `${lines(0, 120).join('\n')}\n`);
     await writeFile(
       join(dir, 'worker.properties'),
-      props({
+      propertiesText({
         listeners: 'http://127.0.0.1:0',
         'bootstrap.servers': bootstrap,
         'offset.storage.file.filename': join(dir, 'offsets.json'),
@@ -67,7 +57,7 @@ describeKafka('GET /metrics while the file source runs on a real broker', () => 
     );
     await writeFile(
       join(dir, 'files.properties'),
-      props({
+      propertiesText({
         name: 'files',
         'connector.class': `${fileSource}#FileSourceConnector`,
         file,

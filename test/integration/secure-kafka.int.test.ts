@@ -1,7 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { isTributaryError } from '../../src/api/errors.js';
 import { runStandalone } from '../../src/cli/standalone.js';
@@ -13,12 +10,12 @@ import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import { consumeAll, describeKafka, testKafka, uniqueTopic, useOwnBroker } from '../helpers/kafka.js';
 import { describeEachSender } from '../helpers/senders.js';
 import { tokenCalls } from '../helpers/unsecured-token-provider.js';
+import { writeWorkerFiles } from '../helpers/worker-files.js';
 import type { SecureListeners } from '../kafka/broker.js';
 import { KEY_PASSWORD, STORE_PASSWORD } from '../kafka/certificates.js';
 
 const fixture = new URL('../helpers/fixture-connector.ts', import.meta.url).pathname;
 const tokenModule = new URL('../helpers/unsecured-token-provider.ts', import.meta.url).pathname;
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 const PLAIN = (u: string, p: string) =>
   `org.apache.kafka.common.security.plain.PlainLoginModule required username="${u}" password="${p}";`;
 const SCRAM = (u: string, p: string) =>
@@ -29,22 +26,9 @@ function continued(text: string): string {
   return text.trim().split('\n').join(' \\\n');
 }
 
-async function files(worker: Record<string, string>, connectors: Array<Record<string, string>>) {
-  const dir = await mkdtemp(join(tmpdir(), 'tributary-secure-'));
-  const props = (o: Record<string, string>) =>
-    Object.entries(o)
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n');
-  await writeFile(join(dir, 'worker.properties'), props({ listeners: '', ...worker }));
-  const paths = await Promise.all(
-    connectors.map(async (c, i) => {
-      const p = join(dir, `c${i}.properties`);
-      await writeFile(p, props(c));
-      return p;
-    }),
-  );
-  return { workerConfigPath: join(dir, 'worker.properties'), connectorConfigPaths: paths, logger: quiet };
-}
+/** The worker's and connectors' files in a new folder; see {@link writeWorkerFiles}. */
+const files = (worker: Record<string, string>, connectors: Array<Record<string, string>>) =>
+  writeWorkerFiles('tributary-secure-', worker, connectors);
 
 describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () => {
   const broker = useOwnBroker({ secure: true });

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type WatchedProcess, waitFor, watchProcess } from '../helpers/child-output.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const tsx = join(root, 'node_modules/tsx/dist/loader.mjs');
@@ -25,15 +26,7 @@ afterEach(() => {
   children.clear();
 });
 
-function startCli(
-  args: string[],
-  cwd = root,
-): {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-} {
+function startCli(args: string[], cwd = root): WatchedProcess {
   const child = spawn(process.execPath, ['--import', tsx, join(root, 'src/cli/main.ts'), ...args], {
     cwd,
     // tsx reads the tsconfig of the folder it runs in; the project's maps 'tributary-connect' to src/.
@@ -42,20 +35,7 @@ function startCli(
   });
   children.add(child);
   child.on('exit', () => children.delete(child));
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => (out += d));
-  child.stderr?.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-async function waitFor(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return watchProcess(child);
 }
 
 /** The JSON log lines of a run's stderr. */

@@ -1,41 +1,15 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { runStandalone } from '../../src/cli/standalone.js';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
-import { consumeAll, describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../helpers/kafka.js';
+import { consumeAll, createTopics, describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../helpers/kafka.js';
 import { describeEachSender } from '../helpers/senders.js';
-
-async function createTopics(topics: string[], partitions: number): Promise<void> {
-  const admin = new TopicAdmin(testKafka());
-  try {
-    await admin.ensureTopics(topics, { partitions });
-  } finally {
-    await admin.close();
-  }
-}
+import { writeWorkerFiles } from '../helpers/worker-files.js';
 
 const fixture = new URL('../helpers/fixture-connector.ts', import.meta.url).pathname;
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 
-async function files(worker: Record<string, string>, connectors: Array<Record<string, string>>) {
-  const dir = await mkdtemp(join(tmpdir(), 'tributary-worker-'));
-  const props = (o: Record<string, string>) =>
-    Object.entries(o)
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n');
-  // No REST listener: these tests need none, and a fixed port could be taken.
-  await writeFile(join(dir, 'worker.properties'), props({ listeners: '', ...worker }));
-  const paths = await Promise.all(
-    connectors.map(async (c, i) => {
-      const p = join(dir, `c${i}.properties`);
-      await writeFile(p, props(c));
-      return p;
-    }),
-  );
-  return { workerConfigPath: join(dir, 'worker.properties'), connectorConfigPaths: paths, logger: quiet };
-}
+/** The worker's and connectors' files in a new folder; see {@link writeWorkerFiles}. */
+const files = (worker: Record<string, string>, connectors: Array<Record<string, string>>) =>
+  writeWorkerFiles('tributary-worker-', worker, connectors);
 
 describeKafka('standalone worker on a real broker', () => {
   it("routes heartbeats to the connector's heartbeat.topic, else the worker's, never to a data topic", async () => {

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runStandalone } from '../../../src/cli/standalone.js';
-import { TopicAdmin } from '../../../src/kafka/topic-admin.js';
-import { consumeAll, describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../../../test/helpers/kafka.js';
+import { consumeAll, createTopics, describeKafka, requireKafkaBootstrap, uniqueTopic } from '../../../test/helpers/kafka.js';
+import { propertiesText, quiet } from '../../../test/helpers/worker-files.js';
 
 const connectorModule = new URL('../src/index.ts', import.meta.url).pathname;
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `line ${from + i} · ünïcode`);
 
 let dir: string;
@@ -22,22 +21,13 @@ describeKafka('file source on a real broker through the standalone worker', () =
   it('writes each line as a plain string, follows the file, and resumes after a restart with no gap and no repeat', async () => {
     const bootstrap = requireKafkaBootstrap();
     const topic = uniqueTopic('file-lines');
-    const admin = new TopicAdmin(testKafka());
-    try {
-      await admin.ensureTopics([topic], { partitions: 1 });
-    } finally {
-      await admin.close();
-    }
+    await createTopics([topic], 1);
     const file = join(dir, 'app.log');
     const offsets = join(dir, 'offsets.json');
     await writeFile(file, `${lines(0, 50).join('\n')}\n`);
-    const props = (o: Record<string, string>) =>
-      Object.entries(o)
-        .map(([k, v]) => `${k}=${v}`)
-        .join('\n');
     await writeFile(
       join(dir, 'worker.properties'),
-      props({
+      propertiesText({
         listeners: '',
         'bootstrap.servers': bootstrap,
         'offset.storage.file.filename': offsets,
@@ -46,7 +36,7 @@ describeKafka('file source on a real broker through the standalone worker', () =
     );
     await writeFile(
       join(dir, 'files.properties'),
-      props({
+      propertiesText({
         name: 'file-source',
         'connector.class': `${connectorModule}#FileSourceConnector`,
         file,
