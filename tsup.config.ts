@@ -22,6 +22,9 @@ export default defineConfig([
     // (it loads vitest with a top-level await, which CommonJS cannot do).
     entry: { index: 'src/index.ts', 'testing/index': 'src/testing/core.ts', 'runtime/index': 'src/runtime/index.ts' },
     format: ['cjs'],
+    // `import.meta.url` (the REST API finds its package.json by it) has no meaning in
+    // CommonJS: tsup's shim gives it the file's URL, so require('tributary-connect/runtime') loads.
+    shims: true,
   },
   {
     entry: { 'cli/main': 'src/cli/main.ts' },

@@ -168,6 +168,18 @@ describe('npm create tributary, outside the repository', () => {
         );
         // Node 20 is the supported minimum: nothing installed may want a newer Node (cookie@2 did).
         expect(install).not.toContain('EBADENGINE');
+        // Every entry loads as a CommonJS user requires it and as an ES module user imports it.
+        const loads = await sh(
+          process.execPath,
+          [
+            '-e',
+            "const s = ['tributary-connect', 'tributary-connect/testing', 'tributary-connect/runtime'];" +
+              'const n = s.map((m) => Object.keys(require(m)).length);' +
+              "Promise.all(s.map((m) => import(m))).then((e) => console.log('loaded', n.join(','), e.map((x) => Object.keys(x).length).join(',')));",
+          ],
+          project,
+        );
+        expect(loads).toMatch(/^loaded \d+,\d+,\d+ \d+,\d+,\d+/m);
         const tests = await timed(`${template}: npm test`, () => sh('npm', ['test'], project));
         expect(tests).toMatch(/Tests\s+\d+ passed/);
         expect(tests).not.toMatch(/failed/);
