@@ -18,6 +18,7 @@ import type { KnownKeys } from '../runtime/config-keys.js';
 import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { isTransactionalSender, type OffsetStore, type RecordSender, type TransactionalRecordSender } from '../runtime/ports.js';
 import type { WorkerOptions } from '../runtime/worker.js';
+import { ConnectorOffsetStore } from '../storage/connector-offset-store.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { KafkaOffsetStore } from '../storage/kafka-offset-store.js';
 
@@ -43,7 +44,7 @@ export const KAFKA_WORKER_KEYS: KnownKeys = {
 };
 
 /** The Kafka adapters of a worker, and how to release them. */
-export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'createSender' | 'prepareTopics'> & {
+export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'connectorOffsetStore' | 'createSender' | 'prepareTopics'> & {
   /**
    * Connects once, with no retries, with the worker's and the admin client's security
    * settings, and fails with one line saying what is wrong (BROKER_SECURITY: wrong password,
@@ -130,6 +131,22 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
   const prepared = new Map<string, readonly string[]>();
   return {
     offsetStore,
+    // A connector's own offsets.storage.topic: created and read like the worker's, layered over it.
+    connectorOffsetStore:
+      kafkaStore === undefined
+        ? undefined
+        : ({ topic }) =>
+            new ConnectorOffsetStore({
+              own: new KafkaOffsetStore({
+                kafka,
+                admin,
+                topic,
+                partitions: int('offset.storage.partitions'),
+                replicationFactor: int('offset.storage.replication.factor'),
+                logger: logger.child({ component: 'offsets', topic }),
+              }),
+              global: kafkaStore,
+            }),
     security: workerSecurity,
     async check() {
       // A broker that is away is left to the clients' own retries, as before; security fails here.
@@ -138,7 +155,9 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)', { onlySecurity: true });
       }
     },
-    async createSender({ connector, taskId, connectorConfig, exactlyOnce: transactional }) {
+    async createSender({ connector, taskId, connectorConfig, exactlyOnce: transactional, offsetStore: taskStore }) {
+      // The offsets of a connector with its own offsets.storage.topic go there, in its transactions.
+      const offsetRecords = taskStore instanceof ConnectorOffsetStore ? taskStore : kafkaStore;
       const producer = resolveProducerConfig(config, connectorConfig, { connector, task: taskId });
       for (const warning of producer.warnings) logger.warn({ connector, task: taskId, event: 'producer.config' }, warning);
       const security = resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }));
@@ -167,7 +186,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
           kafka: client,
           transactionalId: id,
           offsetsTopic,
-          offsetMessages: (name, entries) => kafkaStore.offsetMessages(name, entries),
+          offsetMessages: (name, entries) => (offsetRecords ?? kafkaStore).offsetMessages(name, entries),
           transactionTimeoutMs: int('producer.transaction.timeout.ms'),
         });
         // Fences the task's earlier producers before the task reads its offsets.
@@ -183,7 +202,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         sender = await LibrdkafkaTransactionalSender.connect(brokers.join(','), producer, librdkafkaSecurityConfig(security), {
           transactionalId: id,
           offsetsTopic,
-          offsetMessages: (name, entries) => kafkaStore.offsetMessages(name, entries),
+          offsetMessages: (name, entries) => (offsetRecords ?? kafkaStore).offsetMessages(name, entries),
           transactionTimeoutMs: int('producer.transaction.timeout.ms'),
         });
         logger.info(

@@ -5,6 +5,8 @@ import { retryStablePartitioner } from './retry-stable-partitioner.js';
 
 /** One offset record as it goes into the offsets topic. */
 export interface OffsetMessage {
+  /** Its offsets topic when not the sender's `offsetsTopic` (a connector's own `offsets.storage.topic`, KIP-618). */
+  readonly topic?: string;
   readonly key: string;
   readonly value: string | null;
 }
@@ -164,11 +166,16 @@ export class KafkajsTransactionalSender implements TransactionalRecordSender {
         metadata.push(...metadataOf(chunk, await txn.sendBatch({ acks: -1, topicMessages: groupByTopic(chunk) })));
       }
       if (offsetMessages.length > 0) {
+        const byTopic = new Map<string, Message[]>();
+        for (const m of offsetMessages) {
+          const topic = m.topic ?? this.options.offsetsTopic;
+          const messages = byTopic.get(topic) ?? [];
+          if (messages.length === 0) byTopic.set(topic, messages);
+          messages.push({ key: m.key, value: m.value });
+        }
         await txn.sendBatch({
           acks: -1,
-          topicMessages: [
-            { topic: this.options.offsetsTopic, messages: offsetMessages.map((m) => ({ key: m.key, value: m.value })) },
-          ],
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
         });
       }
       await txn.commit();

@@ -212,7 +212,8 @@ export class LibrdkafkaTransactionalSender implements TransactionalRecordSender 
           record.headers,
         );
       }
-      for (const m of offsetMessages) await this.produce(this.options.offsetsTopic, null, m.value, m.key, null, -1, undefined);
+      for (const m of offsetMessages)
+        await this.produce(m.topic ?? this.options.offsetsTopic, null, m.value, m.key, null, -1, undefined);
       await this.call((cb) => this.producer.commitTransaction(this.timeoutMs, cb));
       // commitTransaction flushes: every record has its delivery report by now.
       const metadata = ids.map((id) => {

@@ -35,7 +35,8 @@ export const connectorExactlyOnceConfig = defineConfig({
   'offsets.storage.topic': {
     type: configTypes.string,
     default: undefined as unknown as string,
-    description: 'A separate offsets topic for this connector (KIP-618); not supported yet: leave it out.',
+    description:
+      "This connector's own offsets topic (KIP-618), created compacted at start like offset.storage.topic: its offsets are written there (in the task's transactions with exactly-once) and read from it first, then from the worker's offset.storage.topic.",
   },
 });
 
@@ -97,10 +98,11 @@ export function exactlyOnceProblems<C>(
   const workerProblems = workerExactlyOnceProblems(worker);
   const enabled = workerProblems.length === 0 && worker['exactly.once.source.support'] === 'enabled';
   const v = parsed.value;
-  if (v['offsets.storage.topic'] !== undefined) {
+  const topic = v['offsets.storage.topic'];
+  if (topic !== undefined && !/^[a-zA-Z0-9._-]{1,249}$/.test(topic)) {
     problems.push({
       key: 'offsets.storage.topic',
-      message: `offsets.storage.topic=${v['offsets.storage.topic']}: a separate offsets topic per connector is not supported yet; leave it out (the worker's offset.storage.topic is used)`,
+      message: `offsets.storage.topic=${JSON.stringify(topic)} is not a valid Kafka topic name: use 1 to 249 characters of a-z, A-Z, 0-9, '.', '_' and '-' (or leave it out to use the worker's offset.storage.topic)`,
     });
   }
   if (v['transaction.boundary.interval.ms'] !== undefined && v['transaction.boundary'] !== 'interval') {

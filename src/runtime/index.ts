@@ -16,6 +16,7 @@ export {
   type WorkerMetricsOptions,
 } from '../metrics/worker-metrics.js';
 export { type RestOptions, RestServer, resolveRestOptions } from '../rest/index.js';
+export { ConnectorOffsetStore, type ConnectorOffsetStoreOptions } from '../storage/connector-offset-store.js';
 export { FileOffsetStore } from '../storage/file-offset-store.js';
 export { MemoryOffsetStore } from '../storage/memory-offset-store.js';
 export { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS } from '../transforms/index.js';

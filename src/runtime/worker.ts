@@ -6,6 +6,7 @@ import { ConfigError, TributaryError, toTributaryError, traceOf } from '../api/e
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
 import type { SourceLag } from '../api/source-task.js';
+import { ConnectorOffsetStore } from '../storage/connector-offset-store.js';
 import { type ConfigProviders, configProviders } from './config-providers.js';
 import {
   type ConfigReport,
@@ -53,6 +54,12 @@ export interface SenderContext {
    * it is returned (the task reads its offsets after that).
    */
   readonly exactlyOnce?: boolean;
+  /**
+   * The store the task's offsets go to: the worker's `offsetStore`, or the connector's own
+   * (`offsets.storage.topic`, from {@link WorkerOptions.connectorOffsetStore}). A transactional
+   * sender writes the offsets as this store would.
+   */
+  readonly offsetStore?: OffsetStore;
 }
 
 /** The steps of {@link Worker.createConnector}, in order (KIP-995). */
@@ -63,6 +70,13 @@ export interface WorkerOptions {
   /** The worker config (`offset.flush.interval.ms`, `heartbeat.topic`, `plugin.path`, ...). */
   readonly config: Readonly<Record<string, string>>;
   readonly offsetStore: OffsetStore;
+  /**
+   * The store of a connector with its own `offsets.storage.topic` (KIP-618), layered over
+   * `offsetStore` (e.g. a `ConnectorOffsetStore`); the worker starts it when the connector is
+   * created or configured with the setting and stops it when the connector goes or drops it.
+   * Without it, such a connector is refused.
+   */
+  readonly connectorOffsetStore?: (context: { connector: string; topic: string }) => OffsetStore;
   /** A sender per task (Kafka Connect gives each source task its own producer). */
   readonly createSender: (context: SenderContext) => Promise<RecordSender>;
   /** Makes sure the topics a connector's tasks write to exist (heartbeat topic, ...). */
@@ -528,6 +542,7 @@ export class ConnectorRunner {
       taskId: id,
       connectorConfig: this.spec.resolved,
       exactlyOnce: transactions !== undefined,
+      offsetStore: this.worker.offsetStoreOf(this.name),
     });
     let runner: TaskRunner<unknown, unknown, unknown>;
     try {
@@ -556,7 +571,7 @@ export class ConnectorRunner {
       config,
       settings,
       sender,
-      offsetStore: options.offsetStore,
+      offsetStore: this.worker.offsetStoreOf(this.name),
       clock: options.clock ?? systemClock,
       // TaskRunner adds the connector binding itself.
       logger: maskingLogger(this.worker.log, this.spec.resolved, this.spec.secrets),
@@ -651,6 +666,8 @@ export class Worker {
   private readonly loaded = new Map<SourceConnectorClass, string>();
   private stopping = false;
   private stopped: Promise<void> | undefined;
+  /** Connectors with their own `offsets.storage.topic`, and its store. */
+  private readonly connectorStores = new Map<string, { topic: string; store: OffsetStore }>();
 
   constructor(readonly options: WorkerOptions) {
     this.log = options.logger ?? silentLogger;
@@ -722,16 +739,20 @@ export class Worker {
         await step('validate-offsets');
       }
       this.assertRunning();
+      const releaseStore = await this.useOffsetsTopic(name, spec.resolved);
       const runner = new ConnectorRunner(name, spec, this);
       runner.state = 'STOPPED';
       this.runners.set(name, runner);
       return await runner.exclusive(async () => {
-        let previous: OffsetEntry[] | undefined;
+        let previous: Array<{ store: OffsetStore; entries: OffsetEntry[] }> | undefined;
         try {
           await step('register');
           if (entries) {
-            previous = await this.options.offsetStore.read(name);
-            await this.options.offsetStore.write(name, [...previous.map(tombstone), ...entries]);
+            const store = this.offsetStoreOf(name);
+            // Each layer of a connector's own offsets topic is put back as it was on undo.
+            const layers = store instanceof ConnectorOffsetStore ? [store.global, store.own] : [store];
+            previous = await Promise.all(layers.map(async (layer) => ({ store: layer, entries: await layer.read(name) })));
+            await store.write(name, [...(await store.read(name)).map(tombstone), ...entries]);
             await step('write-offsets');
           }
           await runner.transition(options.initialState ?? 'RUNNING');
@@ -746,8 +767,10 @@ export class Worker {
           await step('start');
         } catch (e) {
           await this.undoCreate(runner, previous);
+          await releaseStore(false);
           throw e;
         }
+        await releaseStore(true);
         this.log.info(
           { event: 'connector.created', connector: name, state: runner.state, config: runner.maskedConfig() },
           'connector created',
@@ -809,6 +832,7 @@ export class Worker {
     await this.withConnector(name, async (runner) => {
       await runner.shutdown();
       this.runners.delete(name);
+      await this.dropConnectorStore(name);
     });
     this.log.info({ event: 'connector.deleted', connector: name }, 'connector deleted');
   }
@@ -901,7 +925,7 @@ export class Worker {
   /** A connector's stored offsets (KIP-875 `GET /offsets`), in any state. */
   async connectorOffsets(name: string): Promise<OffsetEntry[]> {
     this.requireConnector(name);
-    return this.options.offsetStore.read(name);
+    return this.offsetStoreOf(name).read(name);
   }
 
   /**
@@ -915,7 +939,7 @@ export class Worker {
     return this.withConnector(name, async (runner) => {
       this.requireStopped(runner);
       const entries = await validateOffsets(name, new runner.connectorClass(), runner.parsedConfig, offsets);
-      await this.options.offsetStore.write(name, entries);
+      await this.offsetStoreOf(name).write(name, entries);
       this.log.info({ event: 'offsets.altered', connector: name, count: entries.length }, 'offsets altered');
       return { connectorManagesOffsets: connectorManagesOffsets(runner.connectorClass) };
     });
@@ -929,12 +953,12 @@ export class Worker {
     return this.withConnector(name, async (runner) => {
       this.requireStopped(runner);
       // Unusable stored values must not stop a reset, which is how they are repaired.
-      const store = this.options.offsetStore;
+      const store = this.offsetStoreOf(name);
       const stored = store.partitions
         ? (await store.partitions(name)).map((partition) => ({ partition, offset: null }))
         : await store.read(name);
       const entries = await resetOffsets(name, new runner.connectorClass(), runner.parsedConfig, stored);
-      if (entries.length > 0) await this.options.offsetStore.write(name, entries);
+      if (entries.length > 0) await store.write(name, entries);
       this.log.info({ event: 'offsets.reset', connector: name, count: entries.length }, 'offsets reset');
       return { connectorManagesOffsets: connectorManagesOffsets(runner.connectorClass) };
     });
@@ -1061,6 +1085,7 @@ export class Worker {
     );
     this.runners.clear();
     try {
+      await Promise.allSettled([...this.connectorStores.keys()].map((name) => this.dropConnectorStore(name)));
       await this.options.offsetStore.stop();
     } finally {
       await this.options.close?.();
@@ -1076,6 +1101,57 @@ export class Worker {
       );
     }
     this.log.info({ event: 'worker.stopped' }, 'worker stopped');
+  }
+
+  /** The store a connector's offsets are read from and written to: its own (`offsets.storage.topic`) or the worker's. */
+  offsetStoreOf(name: string): OffsetStore {
+    return this.connectorStores.get(name)?.store ?? this.options.offsetStore;
+  }
+
+  /**
+   * Puts in place the store of a connector's `offsets.storage.topic` (none, or the worker's own
+   * topic, means the worker's store): a new topic's store is started (the topic created
+   * compacted if missing) before the connector's tasks use it. Returns what to do once the
+   * change has been applied (`true`: stop the store it replaced) or undone (`false`: go back to
+   * it and stop the new one).
+   */
+  private async useOffsetsTopic(
+    name: string,
+    config: Readonly<Record<string, string>>,
+  ): Promise<(applied: boolean) => Promise<void>> {
+    const raw = config['offsets.storage.topic'];
+    const topic = raw === undefined || raw === this.options.config['offset.storage.topic'] ? undefined : raw;
+    const current = this.connectorStores.get(name);
+    if (current?.topic === topic) return async () => {};
+    let next: { topic: string; store: OffsetStore } | undefined;
+    if (topic !== undefined) {
+      const factory = this.options.connectorOffsetStore;
+      if (factory === undefined) {
+        throw new ConfigError(`config of connector '${name}'`, [
+          `offsets.storage.topic=${topic}: this worker keeps offsets in a file (offset.storage.file.filename) or in memory, not in Kafka, so a connector cannot have its own offsets topic: remove offsets.storage.topic, or run the worker with bootstrap.servers and offset.storage.topic`,
+        ]);
+      }
+      const store = factory({ connector: name, topic });
+      await store.start();
+      next = { topic, store };
+    }
+    const set = (entry: typeof next) => {
+      if (entry === undefined) this.connectorStores.delete(name);
+      else this.connectorStores.set(name, entry);
+    };
+    set(next);
+    return async (applied) => {
+      if (!applied) set(current);
+      await (applied ? current : next)?.store.stop().catch((err: unknown) => {
+        this.log.warn({ connector: name, event: 'offsets.store.stop.failed', err }, 'stopping an offsets store failed');
+      });
+    };
+  }
+
+  private async dropConnectorStore(name: string): Promise<void> {
+    const entry = this.connectorStores.get(name);
+    this.connectorStores.delete(name);
+    await entry?.store.stop();
   }
 
   private async replaceConfig(
@@ -1094,7 +1170,14 @@ export class Worker {
     const access = merged['connector.class'] === runner.config['connector.class'] ? 'any' : pluginAccess;
     const spec = await this.prepareSpec(runner.name, merged, access);
     this.assertRunning();
-    await runner.reconfigure(spec);
+    const releaseStore = await this.useOffsetsTopic(runner.name, spec.resolved);
+    try {
+      await runner.reconfigure(spec);
+    } catch (e) {
+      await releaseStore(true);
+      throw e;
+    }
+    await releaseStore(true);
     this.log.info(
       { event: 'connector.reconfigured', connector: runner.name, config: runner.maskedConfig() },
       'connector config updated',
@@ -1159,14 +1242,19 @@ export class Worker {
   }
 
   /** Undoes a failed create: stops and unregisters the connector, puts the name's offsets back as they were. */
-  private async undoCreate(runner: ConnectorRunner, previous: OffsetEntry[] | undefined): Promise<void> {
+  private async undoCreate(
+    runner: ConnectorRunner,
+    previous: ReadonlyArray<{ store: OffsetStore; entries: OffsetEntry[] }> | undefined,
+  ): Promise<void> {
     const name = runner.name;
     await runner.shutdown().catch(() => {});
     if (this.runners.get(name) === runner) this.runners.delete(name);
     if (previous === undefined) return;
     try {
-      const now = await this.options.offsetStore.read(name);
-      await this.options.offsetStore.write(name, [...now.map(tombstone), ...previous]);
+      for (const { store, entries } of previous) {
+        const now = await store.read(name);
+        await store.write(name, [...now.map(tombstone), ...entries]);
+      }
     } catch (err) {
       this.log.error(
         { connector: name, event: 'connector.create.cleanup.failed', err },

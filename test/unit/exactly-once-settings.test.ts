@@ -110,7 +110,7 @@ describe('connector exactly-once settings (KIP-618 preflight checks)', () => {
     expect(problemsOf(new ExactlyOnceDatagen(), { 'transaction.boundary': 'connector' })).toEqual([]);
   });
 
-  it('refuses bad values, an interval without the interval boundary, and a per-connector offsets topic (not supported yet)', () => {
+  it('refuses bad values, an interval without the interval boundary, and an offsets.storage.topic that is not a topic name', () => {
     const keys = (c: Record<string, string>) => problemsOf(new ExactlyOnceDatagen(), c).map((p) => p.key);
     expect(keys({ 'transaction.boundary': 'batch' })).toEqual(['transaction.boundary']);
     expect(keys({ 'exactly.once.support': 'always' })).toEqual(['exactly.once.support']);
@@ -118,7 +118,14 @@ describe('connector exactly-once settings (KIP-618 preflight checks)', () => {
       'transaction.boundary.interval.ms',
     ]);
     expect(keys({ 'transaction.boundary.interval.ms': '1000' })).toEqual(['transaction.boundary.interval.ms']);
-    expect(keys({ 'offsets.storage.topic': 'my-offsets' })).toEqual(['offsets.storage.topic']);
+    expect(keys({ 'offsets.storage.topic': 'my offsets' })).toEqual(['offsets.storage.topic']);
+    expect(keys({ 'offsets.storage.topic': '' })).toEqual(['offsets.storage.topic']);
+    expect(keys({ 'offsets.storage.topic': 'x'.repeat(250) })).toEqual(['offsets.storage.topic']);
+  });
+
+  it('accepts a connector-specific offsets.storage.topic with exactly-once on and off (as Kafka Connect does)', () => {
+    expect(problemsOf(new DatagenConnector(), { 'offsets.storage.topic': 'my-offsets' })).toEqual([]);
+    expect(problemsOf(new DatagenConnector(), { 'offsets.storage.topic': 'my.offsets_1' }, {})).toEqual([]);
   });
 
   it('resolves the interval boundary, defaulting its interval to offset.flush.interval.ms', () => {
