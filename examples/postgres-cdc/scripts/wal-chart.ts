@@ -57,7 +57,7 @@ export function chart(series: Series): string {
     ),
     ...xTicks.map((t) => `<text x="${x(t)}" y="${H - M.bottom + 16}" text-anchor="middle">${t}</text>`),
     `<text x="${W / 2}" y="${H - 12}" text-anchor="middle">seconds since the unrelated writes began</text>`,
-    `<text transform="translate(16 ${H / 2}) rotate(-90)" text-anchor="middle">MB, tributary_source_lag_position (pg_current_wal_lsn − confirmed_flush_lsn)</text>`,
+    `<text transform="translate(16 ${H / 2}) rotate(-90)" text-anchor="middle">unconfirmed WAL, MB (source lag metric)</text>`,
     `<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${H - M.bottom}" stroke="#333"/>`,
     `<line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" stroke="#333"/>`,
     stop === undefined
