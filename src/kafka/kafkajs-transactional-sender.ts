@@ -1,6 +1,7 @@
 import type { Kafka, RecordMetadata as KafkajsRecordMetadata, Message, Producer, Transaction } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
+import { HeldTransactions } from './held-transactions.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
 
 /** One offset record as it goes into the offsets topic. */
@@ -50,17 +51,14 @@ interface Pending {
  * - an unknown outcome (a commit that timed out) is never reported as success: the records are
  *   failed and the next run resumes from the offsets a `read_committed` read finds.
  */
-export class KafkajsTransactionalSender implements TransactionalRecordSender {
+export class KafkajsTransactionalSender extends HeldTransactions<Pending> implements TransactionalRecordSender {
   readonly transactional = true as const;
   private readonly options: KafkajsTransactionalSenderOptions;
   private readonly producer: Producer;
   private readonly maxPerRequest: number;
-  private open: Pending[] = [];
-  private chain: Promise<void> = Promise.resolve();
-  private broken: TributaryError | undefined;
-  private closed = false;
 
   constructor(options: KafkajsTransactionalSenderOptions) {
+    super();
     this.options = options;
     this.maxPerRequest = options.maxRecordsPerRequest ?? 1000;
     this.producer = options.kafka.producer({
@@ -86,16 +84,7 @@ export class KafkajsTransactionalSender implements TransactionalRecordSender {
   }
 
   send(record: OutgoingRecord, onDone: SendCallback): void {
-    if (this.closed || this.broken !== undefined) {
-      const error =
-        this.broken ??
-        new TributaryError(
-          'SEND_FAILED',
-          `A record for topic '${record.topic}' was sent after the transactional producer was closed; it was not written.`,
-        );
-      queueMicrotask(() => onDone(error, undefined));
-      return;
-    }
+    if (this.refused(record, onDone)) return;
     this.open.push({
       topic: record.topic,
       message: {
@@ -109,46 +98,11 @@ export class KafkajsTransactionalSender implements TransactionalRecordSender {
     });
   }
 
-  commitTransaction(connector: string, offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>): Promise<void> {
-    const records = this.open;
-    this.open = [];
-    const run = this.chain.then(() => this.runTransaction(connector, records, offsets));
-    this.chain = run.catch(() => {});
-    return run;
-  }
-
-  abortTransaction(): Promise<void> {
-    const records = this.open;
-    this.open = [];
-    // Nothing of them reached Kafka: records are sent only when their transaction commits.
-    const error = new TributaryError(
-      'TRANSACTION_FAILED',
-      `The transaction of ${records.length} record(s) was aborted by the task`,
-    );
-    for (const r of records) r.callback(error, undefined);
-    return this.chain;
-  }
-
-  /** Resolves when every transaction ended so far has ended. The open transaction is not ended. */
-  flush(): Promise<void> {
-    return this.chain;
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.chain;
-    const left = this.open;
-    this.open = [];
-    const error = new TributaryError(
-      'SEND_FAILED',
-      'The transactional producer was closed with a transaction open; its records were not written',
-    );
-    for (const r of left) r.callback(error, undefined);
+  protected async disconnect(): Promise<void> {
     await this.producer.disconnect().catch(() => {});
   }
 
-  private async runTransaction(
+  protected async runTransaction(
     connector: string,
     records: Pending[],
     offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,

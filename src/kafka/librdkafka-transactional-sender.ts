@@ -1,5 +1,6 @@
 import { TributaryError } from '../api/errors.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
+import { HeldTransactions } from './held-transactions.js';
 import type { OffsetMessage } from './kafkajs-transactional-sender.js';
 import { librdkafkaConfig, loadRdkafka, type RdkafkaDeliveryReport } from './librdkafka-sender.js';
 import type { ResolvedProducerConfig } from './producer-config.js';
@@ -53,12 +54,8 @@ interface Pending {
  * task's earlier producers. After any failure the producer is not used again (the task fails;
  * its restart makes a fresh one that fences this one).
  */
-export class LibrdkafkaTransactionalSender implements TransactionalRecordSender {
+export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> implements TransactionalRecordSender {
   readonly transactional = true as const;
-  private open: Pending[] = [];
-  private chain: Promise<void> = Promise.resolve();
-  private broken: TributaryError | undefined;
-  private closed = false;
   private readonly reports = new Map<number, RecordMetadata | Error>();
   private nextId = 0;
 
@@ -67,6 +64,7 @@ export class LibrdkafkaTransactionalSender implements TransactionalRecordSender 
     private readonly options: LibrdkafkaTransactionalOptions,
     private readonly timeoutMs: number,
   ) {
+    super();
     producer.on('delivery-report', (error, report) => {
       const id = report.opaque as number;
       this.reports.set(
@@ -104,54 +102,12 @@ export class LibrdkafkaTransactionalSender implements TransactionalRecordSender 
   }
 
   send(record: OutgoingRecord, onDone: SendCallback): void {
-    if (this.closed || this.broken !== undefined) {
-      const error =
-        this.broken ??
-        new TributaryError(
-          'SEND_FAILED',
-          `A record for topic '${record.topic}' was sent after the transactional producer was closed; it was not written.`,
-        );
-      queueMicrotask(() => onDone(error, undefined));
-      return;
-    }
+    if (this.refused(record, onDone)) return;
     this.open.push({ record, callback: onDone });
   }
 
-  commitTransaction(connector: string, offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>): Promise<void> {
-    const records = this.open;
-    this.open = [];
-    const run = this.chain.then(() => this.runTransaction(connector, records, offsets));
-    this.chain = run.catch(() => {});
-    return run;
-  }
-
-  abortTransaction(): Promise<void> {
-    const records = this.open;
-    this.open = [];
-    const error = new TributaryError(
-      'TRANSACTION_FAILED',
-      `The transaction of ${records.length} record(s) was aborted by the task`,
-    );
-    for (const r of records) r.callback(error, undefined);
-    return this.chain;
-  }
-
-  flush(): Promise<void> {
-    return this.chain;
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.chain;
-    const left = this.open;
-    this.open = [];
-    const error = new TributaryError(
-      'SEND_FAILED',
-      'The transactional producer was closed with a transaction open; its records were not written',
-    );
-    for (const r of left) r.callback(error, undefined);
-    await new Promise<void>((resolve) => this.producer.disconnect(() => resolve()));
+  protected disconnect(): Promise<void> {
+    return new Promise<void>((resolve) => this.producer.disconnect(() => resolve()));
   }
 
   private call(fn: (cb: (e: Error | null) => void) => void): Promise<void> {
@@ -186,7 +142,7 @@ export class LibrdkafkaTransactionalSender implements TransactionalRecordSender 
     }
   }
 
-  private async runTransaction(
+  protected async runTransaction(
     connector: string,
     records: Pending[],
     offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,

@@ -1,0 +1,78 @@
+import { TributaryError } from '../api/errors.js';
+import type { OffsetEntry, OutgoingRecord, SendCallback } from '../runtime/ports.js';
+
+/**
+ * What the transactional senders share: records are held until their transaction ends, one
+ * transaction runs at a time (a chain of promises), an abort fails the held records without
+ * sending them, and a closed or broken sender fails every later record. A subclass says how
+ * one transaction goes to Kafka ({@link runTransaction}) and how its producer disconnects.
+ */
+export abstract class HeldTransactions<T extends { readonly callback: SendCallback }> {
+  protected open: T[] = [];
+  protected chain: Promise<void> = Promise.resolve();
+  /** The failure after which this producer is never used again (the task fails; its restart fences it). */
+  protected broken: TributaryError | undefined;
+  protected closed = false;
+
+  /** Fails `onDone` (asynchronously) and returns true when this sender takes no more records. */
+  protected refused(record: OutgoingRecord, onDone: SendCallback): boolean {
+    if (!this.closed && this.broken === undefined) return false;
+    const error =
+      this.broken ??
+      new TributaryError(
+        'SEND_FAILED',
+        `A record for topic '${record.topic}' was sent after the transactional producer was closed; it was not written.`,
+      );
+    queueMicrotask(() => onDone(error, undefined));
+    return true;
+  }
+
+  commitTransaction(connector: string, offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>): Promise<void> {
+    const records = this.open;
+    this.open = [];
+    const run = this.chain.then(() => this.runTransaction(connector, records, offsets));
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  abortTransaction(): Promise<void> {
+    const records = this.open;
+    this.open = [];
+    // Nothing of them reached Kafka: records are sent only when their transaction commits.
+    const error = new TributaryError(
+      'TRANSACTION_FAILED',
+      `The transaction of ${records.length} record(s) was aborted by the task`,
+    );
+    for (const r of records) r.callback(error, undefined);
+    return this.chain;
+  }
+
+  /** Resolves when every transaction ended so far has ended. The open transaction is not ended. */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.chain;
+    const left = this.open;
+    this.open = [];
+    const error = new TributaryError(
+      'SEND_FAILED',
+      'The transactional producer was closed with a transaction open; its records were not written',
+    );
+    for (const r of left) r.callback(error, undefined);
+    await this.disconnect();
+  }
+
+  /** Writes `records` and the offset records of `offsets` in one transaction; fails their callbacks if it cannot. */
+  protected abstract runTransaction(
+    connector: string,
+    records: T[],
+    offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,
+  ): Promise<void>;
+
+  /** Disconnects the producer; never rejects. */
+  protected abstract disconnect(): Promise<void>;
+}
