@@ -104,11 +104,13 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     : () => {};
   let rest: RestServer | undefined;
   let metricsServer: MetricsServer | undefined;
+  // Its config errors name the file, as the Kafka adapters' do.
+  const adapters = kafka ?? (await inFile(where, async () => embeddedAdapters(config, options, where)));
   const worker = new Worker({
     config,
     logger,
     configProviders: providers,
-    ...(kafka ?? embeddedAdapters(config, options, where)),
+    ...adapters,
     taskListener: metrics.taskListener,
     taskFreshness: metrics.taskFreshness,
     close: async () => {
@@ -227,7 +229,7 @@ function embeddedAdapters(
   where: string,
 ): Pick<WorkerOptions, 'offsetStore' | 'createSender'> {
   if (workerExactlyOnce(config)) {
-    throw new ConfigError('worker config', [
+    throw new ConfigError(where, [
       'exactly.once.source.support=enabled needs Kafka (records and offsets go in Kafka transactions): set bootstrap.servers, or leave exactly.once.source.support out for the embedded JSON-lines output',
     ]);
   }

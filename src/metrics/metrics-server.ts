@@ -68,7 +68,8 @@ export class MetricsServer {
   }
 }
 
-function parseMetricsListener(listener: string): { host: string; port: number } {
+/** `metrics.listeners` as host and port; CONFIG_INVALID saying what is accepted. */
+export function parseMetricsListener(listener: string): { host: string; port: number } {
   const match = /^http:\/\/(\[[^\]]*\]|[^:/[\]]*):(\d+)\/?$/i.exec(listener.trim());
   const port = Number(match?.[2] ?? -1);
   if (!match || port > 65_535) {

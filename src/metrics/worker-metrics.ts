@@ -6,6 +6,7 @@ import { TaskMetrics, type TaskMetricsSnapshot } from '../runtime/task-metrics.j
 import type { TaskListener } from '../runtime/task-runner.js';
 import type { TaskFreshness, Worker } from '../runtime/worker.js';
 import { type ConnectorView, METRICS, type TaskView } from './metric-table.js';
+import { parseMetricsListener } from './metrics-server.js';
 
 /** The worker config keys of metrics, with their defaults. */
 export const metricsConfig = defineConfig({
@@ -52,8 +53,11 @@ export function resolveMetricsSettings(config: Readonly<Record<string, string>>)
       'metrics settings of the worker config',
       parsed.problems.map((p) => p.message),
     );
+  const listeners = parsed.value['metrics.listeners'].trim();
+  // Checked here, before anything starts, not only when the listener opens after the worker started.
+  if (listeners !== '') parseMetricsListener(listeners);
   return {
-    listeners: parsed.value['metrics.listeners'].trim(),
+    listeners,
     partitionLimit: parsed.value['metrics.partition.limit'],
     staleThresholdMs: parsed.value['offset.stale.threshold.ms'],
     historyIntervalMs: parsed.value['metrics.history.interval.ms'],

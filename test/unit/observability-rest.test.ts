@@ -9,7 +9,7 @@ import { systemClock } from '../../src/api/clock.js';
 import type { Logger } from '../../src/api/logger.js';
 import { runStandalone } from '../../src/cli/standalone.js';
 import { MetricsServer } from '../../src/metrics/metrics-server.js';
-import { WorkerMetrics } from '../../src/metrics/worker-metrics.js';
+import { resolveMetricsSettings, WorkerMetrics } from '../../src/metrics/worker-metrics.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
 import { LoggerLevels } from '../../src/runtime/logger-levels.js';
@@ -119,6 +119,11 @@ describe('GET /metrics', () => {
 
   it('refuses a metrics listener that is not one http://host:port, saying what is accepted', async () => {
     await expect(MetricsServer.start(new WorkerMetrics(), 'https://x:1')).rejects.toThrow(/give one http:\/\/host:port/);
+  });
+
+  it('refuses a bad metrics.listeners when the worker config is read, before anything starts', () => {
+    expect(() => resolveMetricsSettings({ 'metrics.listeners': 'foo' })).toThrow(/metrics.listeners: "foo" is not accepted/);
+    expect(resolveMetricsSettings({ 'metrics.listeners': 'http://127.0.0.1:0' }).listeners).toBe('http://127.0.0.1:0');
   });
 });
 
