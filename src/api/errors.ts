@@ -34,6 +34,8 @@ export const ERROR_CODES = {
   WORKER_STOPPING: { retriable: true },
   BROKER_UNAVAILABLE: { retriable: true },
   BROKER_SECURITY: { retriable: false },
+  REBALANCE_IN_PROGRESS: { retriable: true },
+  WORKER_FENCED: { retriable: true },
 } as const satisfies Record<string, { retriable: boolean }>;
 
 /** A literal error code, e.g. `'OFFSET_DECODE'`. */

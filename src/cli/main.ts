@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { type DistributedWorker, runDistributed } from './distributed.js';
 import { describeFailure, runStandalone, type StandaloneWorker } from './standalone.js';
 
 const DOCS =
@@ -100,6 +101,61 @@ Docs: ${DOCS}`,
     }
     // Stopped during start-up: worker.stop() returns the stop already done.
     if (startup.signal.aborted) void finish(worker.stop());
+  });
+
+program
+  .command('distributed')
+  .summary('run a worker of a cluster coordinated through Kafka (as connect-distributed)')
+  .description(
+    "Run one worker of a cluster, as Kafka Connect's connect-distributed: the workers of one group.id share the cluster's connectors, kept in Kafka topics; Kafka's group coordinator decides who runs what.",
+  )
+  .argument('<worker-config>', 'worker config (.properties or .json)')
+  .addHelpText(
+    'after',
+    `
+Settings (worker-config), as Kafka Connect's distributed worker names them:
+  bootstrap.servers                  Kafka brokers, host:port[,...] (required)
+  group.id                           the cluster's group (required)
+  config.storage.topic               connector and task configs, target states (required)
+  offset.storage.topic               source offsets (required)
+  status.storage.topic               connector and task statuses (required)
+  listeners                          REST API address (default http://127.0.0.1:8083)
+  rest.advertised.host.name/.port    how the other workers reach this one
+  session.timeout.ms                 a silent worker is dropped after this (default 10000)
+  heartbeat.interval.ms              group heartbeat (default 3000)
+  scheduled.rebalance.max.delay.ms   work of a worker that left is held this long (default 30000)
+
+Example (three workers on one machine: docs/distributed.md):
+  tributary distributed worker-1.properties
+
+Docs: ${DOCS}`,
+  )
+  .action(async (workerConfig: string) => {
+    let worker: DistributedWorker | undefined;
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      if (!worker) process.exit(143);
+      worker.stop().then(
+        () => process.exit(0),
+        (e: unknown) => {
+          process.stderr.write(`tributary: stop failed: ${describeFailure(e)}\n`);
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    try {
+      worker = await runDistributed({ workerConfigPath: workerConfig, processGuards: true });
+    } catch (e) {
+      process.stderr.write(`tributary: ${describeFailure(e)}\n`);
+      process.exit(1);
+    }
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

@@ -2,6 +2,7 @@ import { ConfigError } from '../api/errors.js';
 import { metricsConfig } from '../metrics/worker-metrics.js';
 import { restConfig } from '../rest/rest-options.js';
 import { checkKeys, KAFKA_CONNECT_WORKER_KEYS, type KnownKeys, mergeKnownKeys } from '../runtime/config-keys.js';
+import { distributedConfig } from '../runtime/distributed/distributed-settings.js';
 import { workerExactlyOnceConfig } from '../runtime/exactly-once-settings.js';
 import { connectorTaskConfig, workerTaskConfig } from '../runtime/task-settings.js';
 import { KAFKA_WORKER_KEYS } from './kafka-adapters.js';
@@ -43,20 +44,45 @@ export function knownWorkerKeys(): KnownKeys {
 /** Connector settings that users put in the worker file, and where they belong. */
 const CONNECTOR_ONLY_KEYS = [...Object.keys(connectorTaskConfig.keys), 'connector.class', 'tasks.max'];
 
+/** Keys only `tributary distributed` reads (`heartbeat.interval.ms` is a connector key to the standalone worker). */
+const DISTRIBUTED_KEYS = Object.keys(distributedConfig.keys).filter((k) => k !== 'heartbeat.interval.ms');
+
 /**
  * Checks the keys of a worker config: a typo of a known key or a connector setting is a
- * {@link ConfigError} naming the file; other unknown keys come back as warnings to log.
+ * {@link ConfigError} naming the file; other unknown keys come back as warnings to log. In
+ * `distributed` mode the group and cluster-topic keys are known and `heartbeat.interval.ms` is
+ * the group heartbeat; in `standalone` mode they are ignored with a warning saying so.
  */
-export function checkWorkerKeys(config: Readonly<Record<string, string>>, file: string): string[] {
+export function checkWorkerKeys(
+  config: Readonly<Record<string, string>>,
+  file: string,
+  mode: 'standalone' | 'distributed' = 'standalone',
+): string[] {
   const where = `worker config ${file}`;
+  const base = knownWorkerKeys();
+  const connectorOnly =
+    mode === 'distributed' ? CONNECTOR_ONLY_KEYS.filter((k) => k !== 'heartbeat.interval.ms') : CONNECTOR_ONLY_KEYS;
   const misplaced = Object.fromEntries(
-    CONNECTOR_ONLY_KEYS.map((k) => [k, `the connector config (${k} is a connector setting, not a worker one)`]),
+    connectorOnly.map((k) => [k, `the connector config (${k} is a connector setting, not a worker one)`]),
   );
-  const check = checkKeys(config, knownWorkerKeys(), { where, misplaced });
+  const distributed = [...DISTRIBUTED_KEYS, ...(mode === 'distributed' ? ['heartbeat.interval.ms'] : [])];
+  const known: KnownKeys =
+    mode === 'distributed'
+      ? { ...base, keys: [...base.keys, ...distributed], unsupported: base.unsupported.filter((k) => !distributed.includes(k)) }
+      : {
+          ...base,
+          keys: base.keys.filter((k) => !DISTRIBUTED_KEYS.includes(k)),
+          unsupported: [...new Set([...base.unsupported, ...DISTRIBUTED_KEYS])],
+        };
+  const check = checkKeys(config, known, { where, misplaced });
   if (check.errors.length > 0)
     throw new ConfigError(
       where,
       check.errors.map((e) => e.message),
     );
-  return check.warnings.map((w) => w.message);
+  return check.warnings.map((w) =>
+    mode === 'standalone' && DISTRIBUTED_KEYS.includes(w.key)
+      ? `${where}: "${w.key}" is a setting of tributary distributed; the standalone worker ignores it`
+      : w.message,
+  );
 }

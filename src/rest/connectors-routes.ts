@@ -2,7 +2,8 @@ import type { FastifyReply } from 'fastify';
 import { isTributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { connectorManagesOffsets, offsetsChangedMessage } from '../runtime/connector-config.js';
-import type { PluginAccess, Worker } from '../runtime/worker.js';
+import type { Herder } from '../runtime/herder.js';
+import type { PluginAccess } from '../runtime/worker.js';
 import {
   type ConnectorInfoJson,
   type ConnectorStateJson,
@@ -28,21 +29,21 @@ function javaBoolean(value: unknown): boolean {
 }
 
 /** Adds the `/connectors` routes: listing, create, config, status, tasks, lifecycle and delete. */
-export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Logger, pluginAccess: PluginAccess): void {
+export function addConnectorsRoutes(routes: RouteTable, worker: Herder, log: Logger, pluginAccess: PluginAccess): void {
   routes.add('GET', '/connectors', async (request) => {
     const query = request.query as { expand?: string | string[] };
     const expand = [query.expand ?? []].flat().flatMap((e) => String(e).split(','));
     const withStatus = expand.includes('status');
     const withInfo = expand.includes('info');
-    const names = worker.connectorNames().sort();
+    const names = (await worker.connectorNames()).sort();
     // As Kafka Connect: any expand, even one it does not know, gives the map form.
     if (query.expand === undefined) return names;
     const out: Record<string, { status?: ConnectorStateJson; info?: ConnectorInfoJson }> = {};
     for (const name of names) {
       try {
         out[name] = {
-          ...(withStatus ? { status: connectorStateJson(worker.connectorStatus(name)) } : {}),
-          ...(withInfo ? { info: connectorInfoJson(worker.describeConnector(name)) } : {}),
+          ...(withStatus ? { status: connectorStateJson(await worker.connectorStatus(name)) } : {}),
+          ...(withInfo ? { info: connectorInfoJson(await worker.describeConnector(name)) } : {}),
         };
       } catch (e) {
         // A connector deleted meanwhile is left out, as Kafka Connect does.
@@ -68,7 +69,7 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
 
   routes.add('GET', '/connectors/:name', async (request) => {
     const { name } = request.params as NameParams;
-    return connectorInfoJson(worker.describeConnector(name));
+    return connectorInfoJson(await worker.describeConnector(name));
   });
 
   routes.add('DELETE', '/connectors/:name', async (request, reply) => {
@@ -79,7 +80,7 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
 
   routes.add('GET', '/connectors/:name/config', async (request) => {
     const { name } = request.params as NameParams;
-    return worker.describeConnector(name).config;
+    return (await worker.describeConnector(name)).config;
   });
 
   routes.add('PUT', '/connectors/:name/config', async (request, reply) => {
@@ -100,28 +101,28 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
 
   routes.add('GET', '/connectors/:name/status', async (request) => {
     const { name } = request.params as NameParams;
-    return connectorStateJson(worker.connectorStatus(name));
+    return connectorStateJson(await worker.connectorStatus(name));
   });
 
   routes.add('GET', '/connectors/:name/topics', async (request) => {
     const { name } = request.params as NameParams;
-    return { [name]: { topics: worker.connectorTopics(name) } };
+    return { [name]: { topics: await worker.connectorTopics(name) } };
   });
 
   routes.add('PUT', '/connectors/:name/topics/reset', async (request, reply) => {
     const { name } = request.params as NameParams;
-    worker.resetConnectorTopics(name);
+    await worker.resetConnectorTopics(name);
     return reply.code(202).send();
   });
 
   routes.add('GET', '/connectors/:name/tasks', async (request) => {
     const { name } = request.params as NameParams;
-    return taskInfoJson(name, worker.taskConfigs(name));
+    return taskInfoJson(name, await worker.taskConfigs(name));
   });
 
   routes.add('GET', '/connectors/:name/tasks/:task/status', async (request) => {
     const { name, task } = request.params as TaskParams;
-    return taskStateJson(worker.taskStatus(name, parseTaskId(task)));
+    return taskStateJson(await worker.taskStatus(name, parseTaskId(task)));
   });
 
   routes.add('POST', '/connectors/:name/tasks/:task/restart', async (request, reply) => {
@@ -154,7 +155,7 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Worker, log: Log
     // Kafka Connect reads these with Boolean.parseBoolean: anything but "true" is false.
     const includeTasks = javaBoolean(query.includeTasks);
     const onlyFailed = javaBoolean(query.onlyFailed);
-    const plan = worker.restartConnector(name, { includeTasks, onlyFailed });
+    const plan = await worker.restartConnector(name, { includeTasks, onlyFailed });
     if (!includeTasks && !onlyFailed) {
       await plan.done;
       return reply.code(204).send();

@@ -1,12 +1,13 @@
 import { offsetsChangedMessage } from '../runtime/connector-config.js';
-import type { Worker } from '../runtime/worker.js';
+import type { Herder } from '../runtime/herder.js';
+
 import { parseOffsetsPatch } from './request-bodies.js';
 import type { RouteTable } from './route-table.js';
 
 type NameParams = { name: string };
 
 /** Adds KIP-875's `GET`, `PATCH` and `DELETE /connectors/{name}/offsets`. */
-export function addOffsetsRoutes(routes: RouteTable, worker: Worker): void {
+export function addOffsetsRoutes(routes: RouteTable, worker: Herder): void {
   routes.add('GET', '/connectors/:name/offsets', async (request) => {
     const { name } = request.params as NameParams;
     const entries = await worker.connectorOffsets(name);

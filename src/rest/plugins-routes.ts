@@ -1,5 +1,6 @@
 import { isTributaryError } from '../api/errors.js';
-import type { PluginAccess, Worker } from '../runtime/worker.js';
+import type { Herder } from '../runtime/herder.js';
+import type { PluginAccess } from '../runtime/worker.js';
 import { configInfosJson, configKeyInfoJson } from './config-infos.js';
 import type { PluginInfoJson } from './connect-entities.js';
 import { parseConfigMap } from './request-bodies.js';
@@ -30,7 +31,7 @@ function sameConnectorType(connectorClass: string, plugin: string): boolean {
  * Adds `/connector-plugins`: the list, a plugin's config keys and config validation. The
  * plugin of the URL and a `connector.class` in the body are loaded as `pluginAccess` allows.
  */
-export function addPluginsRoutes(routes: RouteTable, worker: Worker, pluginAccess: PluginAccess): void {
+export function addPluginsRoutes(routes: RouteTable, worker: Herder, pluginAccess: PluginAccess): void {
   routes.add('GET', '/connector-plugins', async (): Promise<PluginInfoJson[]> => {
     const plugins = await worker.plugins();
     return plugins.map((p) => ({ class: p.className, type: 'source', version: p.version }));

@@ -2,10 +2,12 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type Logger, silentLogger } from '../api/logger.js';
 import type { MetricsHistory } from '../metrics/metrics-history.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { Herder } from '../runtime/herder.js';
 import type { LoggerLevels } from '../runtime/logger-levels.js';
 import { MAX_CONNECTOR_NAME_LENGTH, type PluginAccess, type Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
+import { addLeaderForwarding, type LeaderLocator } from './leader-forwarding.js';
 import { addLoggersRoutes, addObservabilityRoutes } from './observability-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
 import { addPluginsRoutes } from './plugins-routes.js';
@@ -30,6 +32,12 @@ export interface RestAppContext {
   readonly history?: MetricsHistory;
   /** False while the worker is starting: `GET /health` answers 503 starting (KIP-1017); default: ready. */
   readonly ready?: () => boolean;
+  /**
+   * Distributed mode: the cluster's herder, which the connector, offsets and plugin routes use
+   * instead of the local worker (metrics and the status page stay this worker's own), and where
+   * its leader is: requests that change connectors are forwarded there.
+   */
+  readonly cluster?: { readonly herder: Herder; readonly locator: LeaderLocator };
 }
 
 /**
@@ -170,9 +178,11 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addRootRoutes(routes, context.clusterId);
   // A connector.class from a request names only a listed plugin, unless the operator allowed module paths.
   const pluginAccess: PluginAccess = options.pluginModulePaths ? 'any' : 'listed';
-  addConnectorsRoutes(routes, worker, log, pluginAccess);
-  addOffsetsRoutes(routes, worker);
-  addPluginsRoutes(routes, worker, pluginAccess);
+  const herder: Herder = context.cluster?.herder ?? worker;
+  if (context.cluster) addLeaderForwarding(app, context.cluster.locator, { tls, timeoutMs: options.requestTimeoutMs });
+  addConnectorsRoutes(routes, herder, log, pluginAccess);
+  addOffsetsRoutes(routes, herder);
+  addPluginsRoutes(routes, herder, pluginAccess);
   addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true, context.ready);
   if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels);
   if (context.metrics) addStatusPageRoutes(routes, worker, context.metrics, context.history);

@@ -31,6 +31,8 @@ const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = {
   CONNECTOR_EXISTS: 409,
   TOPIC_TRACKING_DISABLED: 403,
   WORKER_STOPPING: 503,
+  // Kafka Connect's answer when no leader is known; here only after a bounded wait for one.
+  REBALANCE_IN_PROGRESS: 409,
 };
 
 /** Fastify's own errors that are the client's doing, with the message to answer. */

@@ -22,6 +22,7 @@ import {
   validateOffsets,
 } from './connector-config.js';
 import { resolveTransactionSettings, workerExactlyOnce } from './exactly-once-settings.js';
+import type { Herder } from './herder.js';
 import { discoverPlugins, findPlugin, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
 import { type TaskErrorCounts, type TaskListener, TaskRunner } from './task-runner.js';
@@ -229,6 +230,23 @@ interface ConnectorSpec {
 }
 
 /**
+ * Distributed mode: the part of a connector this worker runs, as the group leader assigned it.
+ * Without one, a {@link ConnectorRunner} runs the connector and all of its tasks (standalone).
+ */
+export interface ConnectorPlacement {
+  /** Whether this worker runs the connector instance, which computes the task configs. */
+  readonly runsConnector: boolean;
+  /** The tasks this worker runs, by task id, with their configs as the cluster committed them. */
+  readonly tasks: ReadonlyMap<number, unknown>;
+  /**
+   * Called with the task configs the connector instance computed (at start, on
+   * `requestTaskReconfiguration`, and `[]` when it is stopped), `${provider:...}` references put
+   * back: the cluster stores them and assigns the tasks.
+   */
+  readonly publishTaskConfigs: (configs: unknown[]) => Promise<void>;
+}
+
+/**
  * One connector and its tasks on this worker. Its methods are not safe to call concurrently:
  * go through the {@link Worker}, which serializes the operations on each connector.
  */
@@ -245,6 +263,10 @@ export class ConnectorRunner {
   private closed = false;
   private restartingConnector = 0;
   private readonly restartingTasks = new Map<number, number>();
+  /** Distributed mode: what of this connector runs here; undefined in standalone mode. */
+  private placement: ConnectorPlacement | undefined;
+  /** Distributed mode: placed tasks that could not be created, with the error's trace. */
+  private readonly failedTasks = new Map<number, string>();
 
   constructor(
     readonly name: string,
@@ -331,6 +353,17 @@ export class ConnectorRunner {
             ...fresh,
           };
         })
+        .concat(
+          [...this.failedTasks].map(
+            ([id, trace]): TaskStatusInfo => ({
+              id,
+              state: 'FAILED',
+              workerId,
+              version: this.spec.version,
+              trace: mask(trace),
+            }),
+          ),
+        )
         .sort((a, b) => a.id - b.id),
     };
   }
@@ -347,6 +380,7 @@ export class ConnectorRunner {
    * connector records the target and stays FAILED until restarted (or stopped).
    */
   async transition(target: TargetState): Promise<void> {
+    if (this.placement) return this.applyPlacement(target, this.placement);
     const log = this.log;
     this.target = target;
     if (target === 'STOPPED') {
@@ -439,6 +473,96 @@ export class ConnectorRunner {
     );
   }
 
+  /**
+   * Distributed mode: runs the part of the connector `placement` names, in `target` state, with
+   * `spec` (a new config restarts everything placed here). Tasks no longer placed here, or whose
+   * config changed, are stopped; new ones started (paused when the target is PAUSED). The
+   * connector instance, when placed here, publishes its task configs instead of starting tasks.
+   */
+  async place(spec: ConnectorSpec | undefined, target: TargetState, placement: ConnectorPlacement): Promise<void> {
+    if (spec !== undefined) {
+      await this.shutdownAll();
+      this.spec = spec;
+      this.state = 'UNASSIGNED';
+      this.trace = undefined;
+      this.failedTasks.clear();
+    }
+    this.placement = placement;
+    await this.applyPlacement(target, placement);
+  }
+
+  private async applyPlacement(target: TargetState, placement: ConnectorPlacement): Promise<void> {
+    const log = this.log;
+    const wasStopped = this.target === 'STOPPED';
+    this.target = target;
+    // Tasks that are not placed here any more, or run an older config, stop first.
+    const keep: TaskSlot[] = [];
+    const stop: TaskSlot[] = [];
+    for (const t of this.tasks) {
+      const config = placement.tasks.get(t.id);
+      const same = config !== undefined && canonicalJson(config) === canonicalJson(t.config);
+      (same && target !== 'STOPPED' ? keep : stop).push(t);
+    }
+    this.tasks = keep;
+    await Promise.all(
+      stop.map(async (t) => {
+        await t.runner.stop();
+        await t.sender.close().catch(() => {});
+      }),
+    );
+    for (const id of [...this.failedTasks.keys()])
+      if (!placement.tasks.has(id) || target === 'STOPPED') this.failedTasks.delete(id);
+    if (!placement.runsConnector || target === 'STOPPED') await this.stopInstance();
+    if (target === 'STOPPED') {
+      // Kafka Connect writes zero task configs for a stopped connector: its offsets may then be changed.
+      if (placement.runsConnector && !wasStopped) await placement.publishTaskConfigs([]);
+      this.state = 'STOPPED';
+      return;
+    }
+    if (placement.runsConnector && this.instance === undefined && this.state !== 'FAILED' && target === 'RUNNING') {
+      const configs = await this.startInstance();
+      if (configs !== undefined) await placement.publishTaskConfigs(configs.map((c) => unresolve(c, this.spec)));
+    }
+    if (this.state !== 'FAILED' || !placement.runsConnector) this.state = target;
+    const taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
+    const running = new Set(this.tasks.map((t) => t.id));
+    const fresh = [...placement.tasks].filter(([id]) => !running.has(id) && !this.failedTasks.has(id));
+    if (fresh.length > 0) {
+      const settings = resolveTaskSettings(this.worker.options.config, this.spec.resolved);
+      try {
+        await this.worker.options.prepareTopics?.({
+          connector: this.name,
+          heartbeatTopic: settings.heartbeatTopic,
+          connectorConfig: { ...this.spec.resolved },
+        });
+      } catch (e) {
+        // As in standalone, where this fails the connector's start: each task that would start here is FAILED.
+        const error = toTributaryError(e, 'TASK_START_FAILED', `Preparing the topics of connector '${this.name}' failed`);
+        for (const [id] of fresh) this.failedTasks.set(id, traceOf(error));
+        log.error({ event: 'task.failed', err: error }, error.message);
+        fresh.length = 0;
+      }
+    }
+    for (const [id, config] of fresh) {
+      let slot: TaskSlot | undefined;
+      try {
+        slot = await this.createTask(id, resolveAgain(config, this.spec), taskClass);
+        this.tasks.push(slot);
+        await slot.runner.start();
+      } catch (e) {
+        if (slot !== undefined) {
+          this.tasks = this.tasks.filter((t) => t !== slot);
+          await slot.runner.stop().catch(() => {});
+          await slot.sender.close().catch(() => {});
+        }
+        const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to start`);
+        this.failedTasks.set(id, traceOf(error));
+        log.error({ task: id, event: 'task.failed', err: error }, error.message);
+      }
+    }
+    for (const t of this.tasks) target === 'PAUSED' ? t.runner.pause() : t.runner.resume();
+  }
+
   /** Stops the tasks and the connector for good. */
   async shutdown(): Promise<void> {
     this.closed = true;
@@ -448,8 +572,19 @@ export class ConnectorRunner {
   private async restartInstance(): Promise<Set<number>> {
     await this.stopInstance();
     this.state = 'UNASSIGNED';
+    if (this.placement && !this.placement.runsConnector) {
+      await this.applyPlacement(this.target, this.placement);
+      return new Set();
+    }
     const configs = await this.startInstance();
     if (configs === undefined) return new Set();
+    if (this.placement) {
+      // Distributed: the cluster stores the configs; a change reaches the tasks' workers from there.
+      await this.placement.publishTaskConfigs(configs.map((c) => unresolve(c, this.spec)));
+      this.state = this.target === 'PAUSED' ? 'PAUSED' : 'RUNNING';
+      this.log.info({ event: 'connector.restarted' }, 'connector restarted');
+      return new Set();
+    }
     const current = this.tasks.map((t) => canonicalJson(t.config));
     const same = current.length === configs.length && configs.every((c, i) => canonicalJson(c) === current[i]);
     let restarted = new Set<number>();
@@ -500,6 +635,10 @@ export class ConnectorRunner {
     } catch (e) {
       await this.shutdownAll();
       this.markFailed(toTributaryError(e, 'CONNECTOR_FAILED', `taskConfigs() of connector '${this.name}' failed`));
+      return;
+    }
+    if (this.placement) {
+      await this.placement.publishTaskConfigs(configs.map((c) => unresolve(c, this.spec)));
       return;
     }
     const current = this.tasks.map((t) => canonicalJson(t.config));
@@ -645,7 +784,7 @@ export class ConnectorRunner {
  * The adapters (offset store, senders) come in through {@link WorkerOptions}, so the same
  * worker runs on Kafka or on the embedded sink.
  */
-export class Worker {
+export class Worker implements Herder {
   readonly log: Logger;
   /**
    * How status output names this worker: `host:port` of its REST API as advertised (set by
@@ -704,6 +843,69 @@ export class Worker {
   /** Names of the connectors on this worker. */
   connectorNames(): string[] {
     return [...this.runners.keys()];
+  }
+
+  /**
+   * Distributed mode: runs on this worker the part of connector `name` that `placement` names,
+   * in `target` state, with the config as the cluster holds it. The config is prepared here
+   * (providers resolved, class loaded with `any` access: the worker that accepted it checked
+   * who gave it); a config that cannot be prepared on this worker (say, its plugin is not
+   * installed here) rejects, and nothing of the connector runs here.
+   */
+  async place(
+    name: string,
+    config: Readonly<Record<string, string>>,
+    target: TargetState,
+    placement: ConnectorPlacement,
+  ): Promise<ConnectorRunner> {
+    this.assertRunning();
+    const existing = this.runners.get(name);
+    const given = canonicalJson({ ...config, name });
+    if (existing !== undefined) {
+      return existing.exclusive(async () => {
+        const changed = canonicalJson(existing.config) !== given;
+        const spec = changed ? await this.prepareSpec(name, config, 'any') : undefined;
+        const release = spec ? await this.useOffsetsTopic(name, spec.resolved) : undefined;
+        await existing.place(spec, target, placement);
+        await release?.(true);
+        return existing;
+      });
+    }
+    const spec = await this.prepareSpec(name, config, 'any');
+    this.assertRunning();
+    const release = await this.useOffsetsTopic(name, spec.resolved);
+    const runner = new ConnectorRunner(name, spec, this);
+    this.runners.set(name, runner);
+    await release(true);
+    await runner.exclusive(() => runner.place(undefined, target, placement));
+    return runner;
+  }
+
+  /**
+   * Distributed mode: checks a connector config as a create or update would (providers
+   * resolved, class loaded as `pluginAccess` allows, config validated) without running anything.
+   *
+   * @throws ConfigError, TributaryError PLUGIN_NOT_FOUND
+   */
+  async checkConnector(
+    name: string,
+    config: Readonly<Record<string, string>>,
+    pluginAccess: PluginAccess = 'any',
+  ): Promise<{ connectorClass: SourceConnectorClass; parsed: unknown; passwords: ReadonlySet<string>; tasksMax: number }> {
+    checkName(name, config);
+    const spec = await this.prepareSpec(name, config, pluginAccess);
+    return { connectorClass: spec.connectorClass, parsed: spec.parsed, passwords: spec.passwords, tasksMax: spec.tasksMax };
+  }
+
+  /** Distributed mode: stops whatever of connector `name` runs here (final offset flush included). */
+  async unplace(name: string): Promise<void> {
+    const runner = this.runners.get(name);
+    if (runner === undefined) return;
+    await runner.exclusive(async () => {
+      await runner.shutdown();
+      if (this.runners.get(name) === runner) this.runners.delete(name);
+      await this.dropConnectorStore(name);
+    });
   }
 
   /**
@@ -1303,6 +1505,18 @@ function unresolve(taskConfig: unknown, spec: ConnectorSpec): unknown {
   for (const [k, v] of Object.entries(out)) {
     const raw = spec.config[k];
     if (raw !== undefined && raw !== spec.resolved[k] && v === spec.resolved[k]) out[k] = raw;
+  }
+  return out;
+}
+
+/** The inverse of {@link unresolve}: a task config as the cluster stores it, with the references resolved again. */
+function resolveAgain(taskConfig: unknown, spec: ConnectorSpec): unknown {
+  if (typeof taskConfig !== 'object' || taskConfig === null || Array.isArray(taskConfig)) return taskConfig;
+  const out: Record<string, unknown> = { ...(taskConfig as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(out)) {
+    const raw = spec.config[k];
+    const resolved = spec.resolved[k];
+    if (raw !== undefined && resolved !== undefined && raw !== resolved && v === raw) out[k] = resolved;
   }
   return out;
 }

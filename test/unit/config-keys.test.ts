@@ -197,12 +197,37 @@ describe('worker config keys', () => {
     );
   });
 
-  it('warns about unknown keys and known-but-unsupported Kafka Connect keys, without failing', () => {
-    const warnings = checkWorkerKeys({ 'group.id': 'g', 'my.own.note': 'x', 'bootstrap.servers': 'b:1' }, 'w.properties');
+  it('warns about unknown keys, distributed-only keys and known-but-unsupported Kafka Connect keys, without failing', () => {
+    const warnings = checkWorkerKeys(
+      { 'group.id': 'g', 'my.own.note': 'x', 'bootstrap.servers': 'b:1', 'connect.protocol': 'sessioned' },
+      'w.properties',
+    );
     expect(warnings).toEqual([
-      'worker config w.properties: "group.id" is a Kafka Connect setting that Tributary does not implement; it is ignored',
+      'worker config w.properties: "group.id" is a setting of tributary distributed; the standalone worker ignores it',
       `worker config w.properties: "my.own.note" was supplied but isn't a known config; it is ignored`,
+      'worker config w.properties: "connect.protocol" is a Kafka Connect setting that Tributary does not implement; it is ignored',
     ]);
+  });
+
+  it('in distributed mode knows the group keys and takes heartbeat.interval.ms as the group heartbeat', () => {
+    const config = {
+      'bootstrap.servers': 'b:1',
+      'group.id': 'g',
+      'config.storage.topic': 'c',
+      'status.storage.topic': 's',
+      'offset.storage.topic': 'o',
+      'heartbeat.interval.ms': '3000',
+      'session.timeout.ms': '10000',
+      'scheduled.rebalance.max.delay.ms': '0',
+    };
+    expect(checkWorkerKeys(config, 'w.properties', 'distributed')).toEqual([]);
+    expect(() => checkWorkerKeys({ ...config, 'session.timeout.msx': '1' }, 'w.properties', 'distributed')).toThrow(
+      /unknown key "session\.timeout\.msx"; did you mean "session\.timeout\.ms"\?/,
+    );
+    // A connector setting is still refused in the worker file.
+    expect(() => checkWorkerKeys({ ...config, 'tasks.max': '2' }, 'w.properties', 'distributed')).toThrow(
+      /tasks\.max" is not a setting here/,
+    );
   });
 
   it('knows every setting the modules read, and the prefixes the runtime owns', () => {

@@ -1,0 +1,222 @@
+import { Kafka } from 'kafkajs';
+import pino from 'pino';
+import { ConfigError, TributaryError } from '../api/errors.js';
+import type { Logger } from '../api/logger.js';
+import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
+import { kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
+import { kafkajsLogCreator } from '../kafka/kafkajs-log.js';
+import { KafkajsWorkerGroup } from '../kafka/kafkajs-worker-group.js';
+import { MetricsHistory } from '../metrics/metrics-history.js';
+import { MetricsServer } from '../metrics/metrics-server.js';
+import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
+import { FORWARDED_HEADER, forwardRequest } from '../rest/leader-forwarding.js';
+import { resolveRestOptions } from '../rest/rest-options.js';
+import { RestServer } from '../rest/rest-server.js';
+import { resolveWorkerConfig } from '../runtime/config-providers.js';
+import { DistributedHerder } from '../runtime/distributed/distributed-herder.js';
+import { resolveDistributedSettings } from '../runtime/distributed/distributed-settings.js';
+import { MEMBER_PROTOCOL } from '../runtime/distributed/member-protocol.js';
+import { LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
+import type { OffsetStore } from '../runtime/ports.js';
+import { Worker } from '../runtime/worker.js';
+import { KafkaConfigTopicStore } from '../storage/kafka-config-topic-store.js';
+import { KafkaStatusTopicStore } from '../storage/kafka-status-topic-store.js';
+import { readWorkerConfig } from './config-files.js';
+import { kafkaAdapters } from './kafka-adapters.js';
+import { createCliLogger, resolveLogSettings } from './log-output.js';
+import { installProcessGuards } from './process-guards.js';
+import { checkWorkerKeys } from './worker-keys.js';
+
+/** Options of {@link runDistributed}. */
+export interface DistributedOptions {
+  readonly workerConfigPath: string;
+  /** Where logs go; default: pino on stderr, as `log.level` and `log.format` say. */
+  readonly logger?: Logger;
+  /** See {@link StandaloneOptions.processGuards}. */
+  readonly processGuards?: boolean;
+}
+
+/** A running distributed worker. */
+export interface DistributedWorker {
+  readonly herder: DistributedHerder;
+  readonly rest: RestServer;
+  readonly metrics: WorkerMetrics;
+  /** Leaves the group gracefully (its work is held for it for `scheduled.rebalance.max.delay.ms`) and stops. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a distributed worker (`tributary distributed worker.properties`): joins the Kafka group
+ * `group.id`, reads the cluster's connectors from `config.storage.topic` and their statuses from
+ * `status.storage.topic`, runs what the group leader assigns it, and serves the REST API for
+ * every connector of the cluster (writes forwarded to the leader). See docs/distributed.md.
+ */
+export async function runDistributed(options: DistributedOptions): Promise<DistributedWorker> {
+  const where = `worker config ${options.workerConfigPath}`;
+  const raw = await readWorkerConfig(options.workerConfigPath);
+  const keyWarnings = checkWorkerKeys(raw, options.workerConfigPath, 'distributed');
+  const { config, providers } = await inFile(where, async () => resolveWorkerConfig(raw));
+  const settings = resolveDistributedSettings(config, where);
+  const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
+  const restOptions = await inFile(where, () => resolveRestOptions(config));
+  if (restOptions === undefined) {
+    throw new ConfigError(where, [
+      'listeners is empty: a distributed worker needs its REST API (the other workers forward requests to it); give an address, e.g. http://0.0.0.0:8083',
+    ]);
+  }
+  const metricsSettings = await inFile(where, async () => resolveMetricsSettings(config));
+  const metrics = new WorkerMetrics({ partitionLimit: metricsSettings.partitionLimit, staleThresholdMs: metricsSettings.staleThresholdMs });
+  const levelGiven = config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL;
+  const loggerLevels = new LoggerLevels(parseLogLevel(options.logger && levelGiven === undefined ? 'trace' : logSettings.level) ?? 'INFO');
+  const stderr = options.logger ? undefined : pino.destination({ fd: 2, sync: true });
+  const logger = loggerLevels.wrap(options.logger ?? createCliLogger(logSettings, (line) => stderr?.write(line), 'trace'));
+  for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
+
+  const adapters = await inFile(where, async () => kafkaAdapters(config, logger));
+  const brokers = (config['bootstrap.servers'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const kafka = new Kafka({
+    clientId: config['client.id'] ?? `tributary-${settings.groupId}`,
+    brokers,
+    logCreator: kafkajsLogCreator(logger.child({ component: 'kafkajs' })),
+    ...kafkajsSecurityOptions(adapters.security),
+  });
+  const uninstallProcessGuards = options.processGuards ? installProcessGuards(logger) : () => {};
+  const uninstallGuard = installKafkajsRejectionGuard((err) =>
+    logger.warn({ event: 'kafkajs.unhandled', err }, 'kafkajs rejection no one handled; ignored'),
+  );
+
+  const configStore = new KafkaConfigTopicStore({
+    kafka,
+    topic: settings.configTopic,
+    replicationFactor: settings.configReplicationFactor,
+    logger: logger.child({ component: 'config-topic' }),
+  });
+  const statusStore = new KafkaStatusTopicStore({
+    kafka,
+    topic: settings.statusTopic,
+    partitions: settings.statusPartitions,
+    replicationFactor: settings.statusReplicationFactor,
+    logger: logger.child({ component: 'status-topic' }),
+  });
+  const group = new KafkajsWorkerGroup({
+    kafka,
+    groupId: settings.groupId,
+    sessionTimeoutMs: settings.sessionTimeoutMs,
+    heartbeatIntervalMs: settings.heartbeatIntervalMs,
+    rebalanceTimeoutMs: settings.rebalanceTimeoutMs,
+    protocolName: MEMBER_PROTOCOL,
+    logger: logger.child({ component: 'group' }),
+  });
+
+  let herder: DistributedHerder | undefined;
+  // A worker whose membership is not confirmed must not move a committed offset: its tasks may
+  // already run elsewhere (a zombie after SIGSTOP). The refusal fails the flush loudly.
+  const fenced: OffsetStore = fencedOffsetStore(adapters.offsetStore, () => herder?.assertMember('An offset write'));
+  let rest: RestServer | undefined;
+  let metricsServer: MetricsServer | undefined;
+  const worker = new Worker({
+    config,
+    logger,
+    configProviders: providers,
+    ...adapters,
+    offsetStore: fenced,
+    taskListener: metrics.taskListener,
+    taskFreshness: metrics.taskFreshness,
+    close: async () => {
+      await rest?.close();
+      await metricsServer?.close();
+      history.stop();
+      await adapters.close();
+      uninstallGuard();
+      uninstallProcessGuards();
+    },
+  });
+  metrics.attach(worker);
+  const history = new MetricsHistory(metrics, { intervalMs: metricsSettings.historyIntervalMs });
+  const basic = restOptions.basicAuth;
+  const authorization = basic ? `Basic ${Buffer.from(`${basic.user}:${basic.password}`).toString('base64')}` : undefined;
+  herder = new DistributedHerder({
+    worker,
+    configStore,
+    statusStore,
+    group,
+    identity: () => ({ workerId: worker.workerId, url: `${restOptions.advertisedListener}://${worker.workerId}` }),
+    maxDelayMs: settings.maxDelayMs,
+    sessionTimeoutMs: settings.sessionTimeoutMs,
+    leaderWaitMs: settings.leaderWaitMs,
+    logger,
+    restartRemoteTask: async (url, connector, task) => {
+      const answer = await forwardRequest(
+        url,
+        {
+          method: 'POST',
+          path: `/connectors/${encodeURIComponent(connector)}/tasks/${task}/restart`,
+          headers: { [FORWARDED_HEADER]: '1', ...(authorization ? { authorization } : {}) },
+          body: undefined,
+        },
+        restOptions.tls,
+        restOptions.requestTimeoutMs,
+      );
+      if (answer.status >= 400) {
+        throw new TributaryError('TASK_START_FAILED', `The worker at ${url} could not restart task ${task} of ${connector}: ${answer.body.toString()}`);
+      }
+    },
+  });
+  const cluster = { herder, locator: herder };
+  let started = false;
+  try {
+    await adapters.check();
+    rest = await RestServer.start(worker, restOptions, {
+      logger,
+      metrics,
+      serveMetrics: metricsSettings.listeners === '',
+      loggerLevels,
+      history,
+      ready: () => started,
+      cluster,
+    });
+    if (metricsSettings.listeners !== '') {
+      metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
+      logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
+    }
+    history.start();
+    await herder.start();
+    started = true;
+  } catch (e) {
+    await herder.stop().catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, String(stopError)));
+    throw e;
+  }
+  const running = herder;
+  const server = rest;
+  return { herder: running, rest: server, metrics, stop: () => running.stop() };
+}
+
+/** The offset store with every write checked first (`check` throws to refuse it). */
+function fencedOffsetStore(store: OffsetStore, check: () => void): OffsetStore {
+  return {
+    start: () => store.start(),
+    read: (connector) => store.read(connector),
+    write: async (connector, entries) => {
+      check();
+      await store.write(connector, entries);
+    },
+    ...(store.partitions ? { partitions: (connector: string) => store.partitions?.(connector) ?? Promise.resolve([]) } : {}),
+    connectors: () => store.connectors(),
+    stop: () => store.stop(),
+  };
+}
+
+async function inFile<T>(where: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof ConfigError && !e.message.includes(where)) {
+      const what = e.message.replace(/^Invalid (.*?): .*$/s, '$1');
+      throw new ConfigError(`${where} (${what})`, e.problems);
+    }
+    throw e;
+  }
+}
