@@ -34,6 +34,8 @@ export const ERROR_CODES = {
   WORKER_STOPPING: { retriable: true },
   BROKER_UNAVAILABLE: { retriable: true },
   BROKER_SECURITY: { retriable: false },
+  GROUP_REJECTED: { retriable: false },
+  KAFKA_CLIENT_UNSUPPORTED: { retriable: false },
 } as const satisfies Record<string, { retriable: boolean }>;
 
 /** A literal error code, e.g. `'OFFSET_DECODE'`. */
