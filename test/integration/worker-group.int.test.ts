@@ -172,7 +172,10 @@ describeKafka('KafkajsWorkerGroup against the broker', () => {
     const b = new Member('b', groupId);
     members.push(a, b);
     await Promise.all([a.start(), b.start()]);
-    const childGeneration = () => events().filter((e) => e.event === 'joined').at(-1)?.generation ?? -2;
+    const childGeneration = () =>
+      events()
+        .filter((e) => e.event === 'joined')
+        .at(-1)?.generation ?? -2;
     await waitFor(
       () => a.generation() === b.generation() && a.generation() === childGeneration(),
       15_000,
