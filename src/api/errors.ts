@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   BROKER_SECURITY: { retriable: false },
   REBALANCE_IN_PROGRESS: { retriable: true },
   WORKER_FENCED: { retriable: true },
+  GROUP_REJECTED: { retriable: false },
+  KAFKA_CLIENT_UNSUPPORTED: { retriable: false },
 } as const satisfies Record<string, { retriable: boolean }>;
 
 /** A literal error code, e.g. `'OFFSET_DECODE'`. */

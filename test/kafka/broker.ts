@@ -366,6 +366,8 @@ export function serverProperties(
     'share.coordinator.state.topic.replication.factor': '1',
     'share.coordinator.state.topic.min.isr': '1',
     'group.initial.rebalance.delay.ms': '0',
+    // Worker-group tests use a 2 s session so that a frozen member is dropped quickly (default minimum 6 s).
+    'group.min.session.timeout.ms': '1000',
     // Let tests of compacted topics see compaction without waiting long.
     'log.cleaner.backoff.ms': '1000',
     // After kill() the restarted broker must wait for its old registration to expire before it
