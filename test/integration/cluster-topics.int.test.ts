@@ -80,6 +80,8 @@ async function startConnect(name: string, topics: { config: string; status: stri
       'offset.flush.interval.ms': 1000,
       listeners: `http://127.0.0.1:${port}`,
       'rest.advertised.host.name': '127.0.0.1',
+      // Connect's own plugins declare themselves for ServiceLoader: no classpath scan, a faster start.
+      'plugin.discovery': 'service_load',
     })
       .map(([k, v]) => `${k}=${v}`)
       .join('\n'),
@@ -102,6 +104,8 @@ async function startConnect(name: string, topics: { config: string; status: stri
     [
       '-Xms128M',
       '-Xmx512M',
+      // Startup matters more than peak speed here: C1 only.
+      '-XX:TieredStopAtLevel=1',
       `-Dlog4j2.configurationFile=${log4j}`,
       '-cp',
       `${setup.libs}/*`,
