@@ -15,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { checkJava, ensureConnectJars } from '../../bench/connect/fetch.js';
+import { isTributaryError } from '../../src/api/errors.js';
+import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import type { ClusterConfigSnapshot } from '../../src/runtime/distributed/ports.js';
 import { KafkaConfigTopicStore } from '../../src/storage/kafka-config-topic-store.js';
 import { KafkaStatusTopicStore } from '../../src/storage/kafka-status-topic-store.js';
@@ -381,4 +383,42 @@ describeKafka('the config and status topics as Kafka Connect distributed writes 
       await connect.stop();
     }
   }, 90_000);
+
+  it('refuses a config topic with more than one partition or not compacted, and a status topic not compacted', async () => {
+    const kafka = testKafka();
+    const admin = new TopicAdmin(kafka);
+    const twoPartitions = uniqueTopic('cfg-two');
+    const deleting = uniqueTopic('cfg-delete');
+    const statusDeleting = uniqueTopic('status-delete');
+    try {
+      await admin.ensureTopics([twoPartitions], { partitions: 2, configs: { 'cleanup.policy': 'compact' } });
+      await admin.ensureTopics([deleting, statusDeleting], { partitions: 1, configs: { 'cleanup.policy': 'delete' } });
+      const refusal = async (start: () => Promise<unknown>): Promise<string> => {
+        const e = await start().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(isTributaryError(e) && e.code === 'CONFIG_INVALID', String(e)).toBe(true);
+        return (e as Error).message;
+      };
+      const m1 = await refusal(() => new KafkaConfigTopicStore({ kafka, topic: twoPartitions }).start());
+      expect(m1).toContain(`'${twoPartitions}'`);
+      expect(m1).toContain('has 2 partitions');
+      expect(m1).toContain('exactly 1');
+      const m2 = await refusal(() => new KafkaConfigTopicStore({ kafka, topic: deleting }).start());
+      expect(m2).toContain('cleanup.policy=delete');
+      expect(m2).toContain('config.storage.topic');
+      const m3 = await refusal(() => new KafkaStatusTopicStore({ kafka, topic: statusDeleting }).start());
+      expect(m3).toContain('status.storage.topic');
+      // A missing status topic is created compacted with status.storage.partitions.
+      const created = uniqueTopic('status-new');
+      const store = new KafkaStatusTopicStore({ kafka, topic: created, partitions: 3 });
+      await store.start();
+      await store.stop();
+      expect(await admin.partitionCount(created)).toBe(3);
+      expect(await admin.topicConfig(created, 'cleanup.policy')).toBe('compact');
+    } finally {
+      await admin.close();
+    }
+  });
 });
