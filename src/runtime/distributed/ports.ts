@@ -36,8 +36,9 @@ export interface ClusterConfigSnapshot {
   /** Committed task configs, by connector; a connector whose tasks were never committed is absent. */
   readonly taskConfigs: ReadonlyMap<string, TaskConfigs>;
   /**
-   * Connectors whose task records after their last commit do not add up to a commit (a writer
-   * died between `task-*` and `commit-*`): their committed configs above are still the current ones.
+   * Connectors whose last `commit-*` record found task configs missing for some of tasks 0…n-1
+   * (compaction, or a writer that died between `task-*` and `commit-*`), as Kafka Connect marks
+   * them: their previously committed configs above are kept; writing a full set again repairs it.
    */
   readonly inconsistent: ReadonlySet<string>;
   /** `restart-connector-<name>` requests, in topic order, read since the store started. */
