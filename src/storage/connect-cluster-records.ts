@@ -358,9 +358,11 @@ export class ConfigTopicState {
 }
 
 /**
- * Statuses folded as `KafkaStatusBackingStore` reads them, with `putSafe`'s rule applied on read:
- * a status written by another worker at an older generation than the stored one is ignored (a
- * zombie's late write), and, as Connect does, a task's UNASSIGNED at the same or an older
+ * Statuses folded as `KafkaStatusBackingStore` reads them, with `putSafe`'s rule applied on read
+ * to what Kafka Connect writes with it, a worker's UNASSIGNED as it stops a task: from another
+ * worker at an older generation than the stored status it is ignored (a zombie's late write).
+ * Every other state is taken as it comes, as Connect's plain `put` does: a recreated group
+ * restarts its generations, and the new owners' statuses must still show. And, as Connect does, a task's UNASSIGNED at the same or an older
  * generation than its stored RUNNING is ignored (a stale write from a rebalance). A connector
  * status tombstone removes the connector's task statuses too.
  */
@@ -373,7 +375,7 @@ export class StatusTopicState {
     switch (change.kind) {
       case 'connector-status': {
         const current = this.connectors.get(change.connector);
-        const stale = staleness(current, change.status);
+        const stale = change.status.state === 'UNASSIGNED' ? staleness(current, change.status) : undefined;
         if (stale !== undefined)
           return { level: 'warn', message: `Ignoring status of connector '${change.connector}': ${stale}` };
         this.connectors.set(change.connector, change.status);
@@ -387,7 +389,7 @@ export class StatusTopicState {
         const { connector, task } = change.task;
         let tasks = this.tasks.get(connector);
         const current = tasks?.get(task);
-        const stale = staleness(current, change.status);
+        const stale = change.status.state === 'UNASSIGNED' ? staleness(current, change.status) : undefined;
         if (stale !== undefined) {
           return { level: 'warn', message: `Ignoring status of task ${connector}-${task}: ${stale}` };
         }
@@ -459,8 +461,7 @@ function staleness(current: StatusEntry | undefined, next: StatusEntry): string 
   return (
     `${next.state} from worker ${next.workerId} at generation ${next.generation} is older than the stored ` +
     `${current.state} from worker ${current.workerId} at generation ${current.generation} (a late write from a worker ` +
-    `that lost its work; if the cluster's group was recreated, generations restarted and this status stays ignored ` +
-    `until a newer generation or the same worker writes it)`
+    `that stopped work it no longer owns)`
   );
 }
 

@@ -227,23 +227,25 @@ describe('status topic records', () => {
     expect(parseStatusRecord('status-other', '{}')).toMatchObject({ kind: 'invalid' });
   });
 
-  it('ignores a status from another worker at an older generation (a zombie), but not from the same worker', () => {
+  it("ignores another worker's UNASSIGNED at an older generation (a zombie stopping), but takes every other state", () => {
     const state = new StatusTopicState();
     state.apply({ kind: 'connector-status', connector: 'c', status: running('new:1', 7) });
     const note = state.apply({
       kind: 'connector-status',
       connector: 'c',
-      status: { state: 'FAILED', workerId: 'old:1', generation: 5 },
+      status: { state: 'UNASSIGNED', workerId: 'old:1', generation: 5 },
     });
     expect(note?.level).toBe('warn');
-    expect(state.connector('c')?.workerId).toBe('new:1');
-    state.apply({ kind: 'connector-status', connector: 'c', status: { state: 'PAUSED', workerId: 'new:1', generation: 6 } });
-    expect(state.connector('c')?.state).toBe('PAUSED');
+    expect(state.connector('c')).toMatchObject({ workerId: 'new:1', state: 'RUNNING' });
+    // The same worker's own older write is taken (it is its latest word).
+    state.apply({ kind: 'connector-status', connector: 'c', status: { state: 'UNASSIGNED', workerId: 'new:1', generation: 6 } });
+    expect(state.connector('c')?.state).toBe('UNASSIGNED');
+    // A recreated group restarts generations: a new owner's RUNNING at generation 1 must show.
     state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: running('new:1', 7) });
-    state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: running('old:1', 6) });
-    expect(state.task({ connector: 'c', task: 0 })?.workerId).toBe('new:1');
-    state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: running('other:1', 8) });
-    expect(state.task({ connector: 'c', task: 0 })?.workerId).toBe('other:1');
+    state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: running('fresh:1', 1) });
+    expect(state.task({ connector: 'c', task: 0 })?.workerId).toBe('fresh:1');
+    state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: { state: 'UNASSIGNED', workerId: 'new:1', generation: 0 } });
+    expect(state.task({ connector: 'c', task: 0 })).toMatchObject({ workerId: 'fresh:1', state: 'RUNNING' });
   });
 
   it("ignores a task's UNASSIGNED over its RUNNING of the same or a newer generation, as Connect reads", () => {

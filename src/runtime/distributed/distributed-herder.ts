@@ -433,7 +433,8 @@ export class DistributedHerder implements Herder {
   }
 
   private async publishStatuses(): Promise<void> {
-    if (this.leadership === undefined) return;
+    // A worker that was frozen must not report its old work as running: it may run elsewhere now.
+    if (!this.membershipFresh()) return;
     const mine = new Set(this.assigned.connectors);
     for (const [name, trace] of this.placeFailures) {
       if (mine.has(name))
