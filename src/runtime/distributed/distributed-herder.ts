@@ -45,7 +45,7 @@ import type {
   WorkerGroup,
   WorkItems,
 } from './ports.js';
-import { type AssignorMember, type AssignorState, assignWork } from './work-assignor.js';
+import { type AssignorMember, type AssignorState, assignWork, type HeldWork } from './work-assignor.js';
 
 /** The property a Tributary task config is stored under in a `task-<name>-<n>` record (as canonical JSON). */
 export const TASK_CONFIG_PROPERTY = 'tributary.task.config';
@@ -104,6 +104,8 @@ export class DistributedHerder implements Herder {
   private assigned: WorkItems = NO_WORK;
   private memberUrls = new Map<string, string>();
   private assignorState: AssignorState | undefined;
+  /** Held work as the last assignment said: echoed in the metadata, so a new leader keeps holding it. */
+  private held: readonly HeldWork[] = [];
   /** What the leader's last assignment covered: a change of it asks for a rebalance. */
   private assignedWork = '';
   private leaving = false;
@@ -203,6 +205,7 @@ export class DistributedHerder implements Herder {
         ? { connectors: [], tasks: [] }
         : { connectors: [...this.assigned.connectors], tasks: [...this.assigned.tasks] },
       leaving: this.leaving,
+      held: this.held.map(copyHeld),
     });
   }
 
@@ -210,10 +213,12 @@ export class DistributedHerder implements Herder {
     const snapshot = await this.config.readToEnd();
     this.snapshot = snapshot;
     const decoded: Array<AssignorMember & { url: string }> = [];
+    const heldSeen = new Map<string, HeldWork>();
     for (const m of members) {
       try {
         const meta = decodeMetadata(m.metadata);
         decoded.push({ memberId: m.memberId, workerId: meta.workerId, url: meta.url, owned: meta.owned, leaving: meta.leaving });
+        for (const h of meta.held) if ((heldSeen.get(h.workerId)?.until ?? -1) < h.until) heldSeen.set(h.workerId, h);
       } catch (err) {
         this.log.error(
           { event: 'group.member.invalid', member: m.memberId, err },
@@ -223,12 +228,19 @@ export class DistributedHerder implements Herder {
       }
     }
     const { connectors, tasks } = clusterWork(snapshot);
+    // A new leader (the last one left or died) starts from what the members say they run and
+    // hold, so the work of a worker that is restarting stays held for it.
+    const state: AssignorState | undefined =
+      this.assignorState ??
+      (heldSeen.size === 0
+        ? undefined
+        : { previous: new Map(decoded.map((m) => [m.workerId, m.owned])), held: [...heldSeen.values()] });
     const result = assignWork({
       now: this.now(),
       members: decoded,
       connectors,
       tasks,
-      state: this.assignorState,
+      state,
       maxDelayMs: this.options.maxDelayMs,
     });
     this.assignorState = result.state;
@@ -248,6 +260,7 @@ export class DistributedHerder implements Herder {
           revoked: { connectors: [...a.revoked.connectors], tasks: [...a.revoked.tasks] },
           delayMs: a.delayMs,
           members: urls,
+          held: result.state.held.map(copyHeld),
         }),
       );
     }
@@ -283,6 +296,9 @@ export class DistributedHerder implements Herder {
       isLeader: join.memberId === join.leaderId,
     };
     this.memberUrls = new Map(a.members.map((m) => [m.workerId, m.url]));
+    this.held = a.held;
+    // Only the leader that assigned this round keeps its state; any other forgets a stale one.
+    if (join.memberId !== join.leaderId) this.assignorState = undefined;
     const revoked = a.revoked.connectors.length + a.revoked.tasks.length;
     this.assigned = a.runs;
     this.log.info(
@@ -931,6 +947,10 @@ export class DistributedHerder implements Herder {
     }
     if (failure !== undefined) throw failure;
   }
+}
+
+function copyHeld(h: HeldWork): { workerId: string; items: { connectors: string[]; tasks: Array<{ connector: string; task: number }> }; until: number } {
+  return { workerId: h.workerId, items: { connectors: [...h.items.connectors], tasks: [...h.items.tasks] }, until: h.until };
 }
 
 /** Every configured connector and committed task. */

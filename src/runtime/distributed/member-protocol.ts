@@ -12,6 +12,8 @@ const WorkItemsCodec = t.type({
   tasks: t.array(t.type({ connector: t.string, task: t.number })),
 });
 
+const HeldCodec = t.type({ workerId: t.string, items: WorkItemsCodec, until: t.number });
+
 const MetadataCodec = t.type({
   version: t.literal(1),
   /** Stable identity: `host:port` of the advertised REST listener. */
@@ -24,6 +26,8 @@ const MetadataCodec = t.type({
   owned: WorkItemsCodec,
   /** Shutting down gracefully: the leader holds its work for `scheduled.rebalance.max.delay.ms`. */
   leaving: t.boolean,
+  /** The held work of the last assignment it got: a new leader (the old one left) keeps holding it. */
+  held: t.array(HeldCodec),
 });
 
 const AssignmentCodec = t.type({
@@ -37,6 +41,8 @@ const AssignmentCodec = t.type({
   delayMs: t.number,
   /** Every member's worker id and URL, so any worker can reach a task's owner. */
   members: t.array(t.type({ workerId: t.string, url: t.string })),
+  /** Work held for workers that left gracefully, until when (the leader's clock, ms since the epoch). */
+  held: t.array(HeldCodec),
 });
 
 /** What a member tells the leader at every join. */

@@ -1,0 +1,193 @@
+/**
+ * Distributed mode with three real `tributary distributed` processes and the real broker:
+ * creates through any worker, failover after SIGKILL, a zombie after SIGSTOP, a rolling restart,
+ * concurrent creates of one name. "Nothing lost" is checked on the data: for every datagen
+ * sequence, every number up to its committed offset is in the topic.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { rest, TestCluster } from '../helpers/distributed-cluster.js';
+import { consumeAll, describeKafka, requireKafkaBootstrap, testKafka } from '../helpers/kafka.js';
+import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
+
+const DATAGEN = './examples/datagen/src/index.ts#DatagenConnector';
+
+interface TaskState {
+  id: number;
+  state: string;
+  worker_id: string;
+}
+
+async function status(url: string, name: string): Promise<{ connector: { state: string; worker_id: string }; tasks: TaskState[] } | undefined> {
+  const r = await rest(url, 'GET', `/connectors/${name}/status`);
+  return r.status === 200 ? (r.body as { connector: { state: string; worker_id: string }; tasks: TaskState[] }) : undefined;
+}
+
+/** Waits until every task of `name` is RUNNING (as `url` sees it) and `check` holds; returns the tasks. */
+async function tasksRunning(url: string, name: string, count: number, check: (tasks: TaskState[]) => boolean = () => true, ms = 60_000) {
+  let last: TaskState[] = [];
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const s = await status(url, name).catch(() => undefined);
+    last = s?.tasks ?? [];
+    if (last.length === count && last.every((t) => t.state === 'RUNNING') && check(last)) return last;
+    if (Date.now() > deadline) throw new Error(`tasks of ${name} not all RUNNING within ${ms} ms: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Committed `seq` per datagen key (`task-sequence`), from the cluster's offsets topic. */
+async function committed(topic: string, connector: string): Promise<Map<string, number>> {
+  const store = new KafkaOffsetStore({ kafka: testKafka(), topic, logger: { warn() {} } });
+  await store.start();
+  try {
+    const entries = await store.read(connector);
+    return new Map(
+      entries.map((e) => {
+        const p = e.partition as { task: number; sequence: number };
+        return [`${p.task}-${p.sequence}`, (e.offset as { seq: number }).seq];
+      }),
+    );
+  } finally {
+    await store.stop();
+  }
+}
+
+/** Missing and duplicate records: every seq 1..committed of each key must be in the topic. */
+async function audit(dataTopic: string, offsetsTopic: string, connector: string) {
+  const offsets = await committed(offsetsTopic, connector);
+  const expected = [...offsets.values()].reduce((a, b) => a + b, 0);
+  const records = await consumeAll(dataTopic, expected, 60_000);
+  const seen = new Map<string, Map<number, number>>();
+  for (const r of records) {
+    const v = JSON.parse(String(r.value)) as { task: number; sequence: number; seq: number };
+    const key = `${v.task}-${v.sequence}`;
+    const m = seen.get(key) ?? new Map<number, number>();
+    m.set(v.seq, (m.get(v.seq) ?? 0) + 1);
+    seen.set(key, m);
+  }
+  let missing = 0;
+  let duplicates = 0;
+  for (const [key, upTo] of offsets) {
+    const m = seen.get(key) ?? new Map();
+    for (let s = 1; s <= upTo; s++) if (!m.has(s)) missing++;
+  }
+  for (const m of seen.values()) for (const n of m.values()) duplicates += n - 1;
+  return { missing, duplicates, committed: expected, records: records.length };
+}
+
+describeKafka('distributed mode: three workers', () => {
+  let cluster: TestCluster | undefined;
+  afterEach(async () => {
+    await cluster?.destroy();
+    cluster = undefined;
+  });
+
+  it('creates through any worker, spreads the tasks, moves a SIGKILLed worker\'s tasks, and loses nothing', async () => {
+    cluster = await TestCluster.create({ bootstrap: requireKafkaBootstrap(), workers: 3 });
+    await cluster.start();
+    const [a, b, c] = cluster.workers as [NonNullable<TestCluster['workers'][0]>, NonNullable<TestCluster['workers'][0]>, NonNullable<TestCluster['workers'][0]>];
+    const topic = `${cluster.groupId}-data`;
+    // Created through the last worker to start, which is not the leader unless it won the first join.
+    const created = await rest(c.url, 'POST', '/connectors', {
+      name: 'gen',
+      config: { 'connector.class': DATAGEN, topic, 'tasks.max': '3', rate: '200', partitions: '2' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const tasks = await tasksRunning(a.url, 'gen', 3, (ts) => new Set(ts.map((t) => t.worker_id)).size === 3);
+    // Every worker answers for every connector.
+    for (const w of [a, b, c]) expect((await rest(w.url, 'GET', '/connectors')).body).toEqual(['gen']);
+    expect((await status(b.url, 'gen'))?.tasks.map((t) => t.worker_id).sort()).toEqual(tasks.map((t) => t.worker_id).sort());
+
+    // SIGKILL the worker of task 0: no leave, so its tasks move once its session (4 s) times out.
+    const victim = cluster.workers.find((w) => w.workerId === tasks[0]?.worker_id);
+    if (victim === undefined) throw new Error('no worker runs task 0');
+    const killedAt = Date.now();
+    await victim.signal('SIGKILL');
+    const survivor = cluster.workers.find((w) => w !== victim) as NonNullable<typeof victim>;
+    const moved = await tasksRunning(survivor.url, 'gen', 3, (ts) => ts.every((t) => t.worker_id !== victim.workerId), 30_000);
+    const movedAfterMs = Date.now() - killedAt;
+    expect(new Set(moved.map((t) => t.worker_id)).size).toBe(2);
+    // Bound: session timeout 4 s + a rebalance + a task start, well under a Kafka Connect worker's 5 min delay.
+    expect(movedAfterMs).toBeLessThan(20_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    const result = await audit(topic, cluster.topics.offsets, 'gen');
+    expect(result.committed).toBeGreaterThan(0);
+    expect(result.missing).toBe(0);
+  });
+
+  it('a worker frozen past its session (SIGSTOP) stops its old tasks when it wakes, and nothing is lost', async () => {
+    cluster = await TestCluster.create({ bootstrap: requireKafkaBootstrap(), workers: 3 });
+    await cluster.start();
+    const a = cluster.workers[0] as NonNullable<TestCluster['workers'][0]>;
+    const topic = `${cluster.groupId}-data`;
+    const created = await rest(a.url, 'POST', '/connectors', {
+      name: 'gen',
+      config: { 'connector.class': DATAGEN, topic, 'tasks.max': '3', rate: '200', partitions: '2' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const tasks = await tasksRunning(a.url, 'gen', 3, (ts) => new Set(ts.map((t) => t.worker_id)).size === 3);
+    const zombie = cluster.workers.find((w) => w.workerId === tasks[1]?.worker_id);
+    if (zombie === undefined) throw new Error('no worker runs task 1');
+    const other = cluster.workers.find((w) => w !== zombie) as typeof zombie;
+    await zombie.signal('SIGSTOP');
+    await tasksRunning(other.url, 'gen', 3, (ts) => ts.every((t) => t.worker_id !== zombie.workerId), 30_000);
+    // Let the new owner commit offsets past what the zombie had, then wake it.
+    await new Promise((r) => setTimeout(r, 3000));
+    const logBefore = zombie.log.length;
+    await zombie.signal('SIGCONT');
+    // It notices the lost membership before anything else, stops its tasks, and rejoins.
+    await new Promise((r) => setTimeout(r, 8000));
+    const woke = zombie.log.slice(logBefore);
+    expect(woke).toContain('"event":"group.lost"');
+    const events = woke.split('\n').filter((l) => l.includes('"event":"'));
+    const lostAt = events.findIndex((l) => l.includes('"event":"group.lost"'));
+    // Nothing it ran reported a record or committed an offset before it learnt its membership was gone.
+    expect(events.slice(0, lostAt).filter((l) => l.includes('"event":"offsets.committed"'))).toEqual([]);
+    await tasksRunning(other.url, 'gen', 3);
+    const result = await audit(topic, cluster.topics.offsets, 'gen');
+    expect(result.committed).toBeGreaterThan(0);
+    expect(result.missing).toBe(0);
+  });
+
+  it('a rolling restart of all three loses nothing and gives each worker its own tasks back', async () => {
+    cluster = await TestCluster.create({ bootstrap: requireKafkaBootstrap(), workers: 3 });
+    await cluster.start();
+    const a = cluster.workers[0] as NonNullable<TestCluster['workers'][0]>;
+    const topic = `${cluster.groupId}-data`;
+    const created = await rest(a.url, 'POST', '/connectors', {
+      name: 'gen',
+      config: { 'connector.class': DATAGEN, topic, 'tasks.max': '3', rate: '200', partitions: '2' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const before = await tasksRunning(a.url, 'gen', 3, (ts) => new Set(ts.map((t) => t.worker_id)).size === 3);
+    const placement = (ts: TaskState[]) => Object.fromEntries(ts.map((t) => [t.id, t.worker_id]));
+    for (const w of cluster.workers) {
+      expect(await w.signal('SIGTERM')).toBe(0);
+      await w.start();
+      const peer = cluster.workers.find((x) => x !== w) as typeof w;
+      const after = await tasksRunning(peer.url, 'gen', 3, (ts) => ts.every((t) => t.worker_id !== ''), 30_000);
+      // Held for it while it restarted (scheduled.rebalance.max.delay.ms=8000): nothing else moved.
+      const joins = cluster.workers.map((x) => `${x.workerId}: ${x.events('group.joined').map((e) => e.msg).join(' | ')}`);
+      expect(placement(after), joins.join('\n')).toEqual(placement(before));
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+    const result = await audit(topic, cluster.topics.offsets, 'gen');
+    expect(result.committed).toBeGreaterThan(0);
+    expect(result.missing).toBe(0);
+  });
+
+  it('of two creates of one name on two workers, one wins', async () => {
+    cluster = await TestCluster.create({ bootstrap: requireKafkaBootstrap(), workers: 3 });
+    await cluster.start();
+    const [a, b] = cluster.workers as [NonNullable<TestCluster['workers'][0]>, NonNullable<TestCluster['workers'][0]>];
+    const body = (rate: string) => ({
+      name: 'twice',
+      config: { 'connector.class': DATAGEN, topic: `${cluster?.groupId}-twice`, 'tasks.max': '1', rate },
+    });
+    const [ra, rb] = await Promise.all([rest(a.url, 'POST', '/connectors', body('1')), rest(b.url, 'POST', '/connectors', body('2'))]);
+    expect([ra.status, rb.status].sort()).toEqual([201, 409]);
+    const winner = ra.status === 201 ? '1' : '2';
+    const config = await rest(b.url, 'GET', '/connectors/twice/config');
+    expect((config.body as Record<string, string>).rate).toBe(winner);
+  });
+});
