@@ -15,6 +15,7 @@
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { FileSourceTask } from '../examples/file-source/src/file-source-task.js';
 import { jsonConverter } from '../src/runtime/converters.js';
 import type { SendCallback } from '../src/runtime/ports.js';
@@ -161,6 +162,32 @@ async function fileBareRun(file: string): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const pipeline: number[] = [];
 const bare: number[] = [];
+const pipelineCpu: number[] = [];
+const bareCpu: number[] = [];
+/** Runs `run` and notes the process's CPU time (user + system, all threads) per record in µs: steadier than wall time on a busy machine. */
+async function timed(run: () => Promise<number>, cpu: number[]): Promise<number> {
+  const before = process.cpuUsage();
+  const rate = await run();
+  const used = process.cpuUsage(before);
+  cpu.push((used.user + used.system) / N);
+  return rate;
+}
+/** Young-generation collections (scavenges) so far: grows with the bytes allocated, whatever the machine's load. */
+let scavenges = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries())
+    if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+}).observe({ entryTypes: ['gc'] });
+const pipelineScavenges: number[] = [];
+const bareScavenges: number[] = [];
+async function counted(run: () => Promise<number>, cpu: number[], gcs: number[]): Promise<number> {
+  const before = scavenges;
+  const rate = await timed(run, cpu);
+  // Entries arrive asynchronously: let the observer catch up.
+  await new Promise((r) => setTimeout(r, 20));
+  gcs.push(((scavenges - before) * 100_000) / N);
+  return rate;
+}
 const dir = await mkdtemp(join(tmpdir(), 'tributary-pipeline-'));
 try {
   const file = source === 'file' ? await writeInput(dir) : '';
@@ -169,8 +196,8 @@ try {
   await runPipeline(); // warm-up
   await runBare();
   for (let i = 0; i < RUNS; i++) {
-    bare.push(await runBare());
-    pipeline.push(await runPipeline());
+    bare.push(await counted(runBare, bareCpu, bareScavenges));
+    pipeline.push(await counted(runPipeline, pipelineCpu, pipelineScavenges));
   }
 } finally {
   await rm(dir, { recursive: true, force: true });
@@ -181,5 +208,11 @@ console.log(`source=${source} records=${N} batch=${BATCH} ${shape} runs=${RUNS} 
 console.log(`bare loop:                   ${fmt(median(bare))} records/s (median)`);
 console.log(`task pipeline (TaskRunner):  ${fmt(median(pipeline))} records/s (median)`);
 console.log(`pipeline / bare:             ${(median(pipeline) / median(bare)).toFixed(2)}`);
-console.log(`µs per record, pipeline − bare: ${(1e6 / median(pipeline) - 1e6 / median(bare)).toFixed(2)}`);
+console.log(`µs per record, pipeline − bare: ${(1e6 / median(pipeline) - 1e6 / median(bare)).toFixed(2)} wall`);
+console.log(
+  `CPU µs per record:           pipeline ${median(pipelineCpu).toFixed(2)}, bare ${median(bareCpu).toFixed(2)} (medians)`,
+);
+console.log(
+  `scavenges per 100k records:  pipeline ${median(pipelineScavenges).toFixed(1)}, bare ${median(bareScavenges).toFixed(1)} (medians; grows with bytes allocated)`,
+);
 console.log(`peak RSS:                    ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`);
