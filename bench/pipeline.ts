@@ -1,19 +1,44 @@
 /**
- * Records per second through the task pipeline (poll rounds, routing, JSON conversion,
- * per-partition ack tracking, offset flush) into a sender that acknowledges at once, beside
- * a bare loop that converts and "sends" the same records, as a ratio.
+ * Records per second through the task pipeline into a sender that acknowledges at once, beside
+ * a bare loop doing the least work for the same records, as a ratio. No Kafka: what is measured
+ * is Tributary's own per-record work.
  *
- *   npx tsx bench/pipeline.ts [records=1000000] [batch=1000] [partitions=4] [runs=3]
+ * - `synthetic` (default): a task polling `{ seq, payload }` records over `partitions` source
+ *   partitions, JSON conversion; the bare loop converts and "sends" the same records.
+ * - `file`: examples/file-source reading `records` lines of 100 B from a temporary file, string
+ *   conversion, the standalone worker's metrics listener: the path `bench/run.ts` measures with
+ *   Kafka. The bare loop reads the file as the raw kafkajs contender does (64 KiB reads, lines as
+ *   Buffer slices) and "sends" each line.
+ *
+ *   npx tsx bench/pipeline.ts [records=1000000] [batch=1000] [partitions=4] [runs=3] [--source=synthetic|file]
  */
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { FileSourceTask } from '../examples/file-source/src/file-source-task.js';
 import { jsonConverter } from '../src/runtime/converters.js';
 import type { SendCallback } from '../src/runtime/ports.js';
+import { TaskMetrics } from '../src/runtime/task-metrics.js';
 import { TaskRunner } from '../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../src/storage/memory-offset-store.js';
 import { type BenchOffset, BenchTask, ImmediateSender, roundRobinRecords } from './lib/synthetic-task.js';
 
-const [N = 1_000_000, BATCH = 1000, PARTITIONS = 4, RUNS = 3] = process.argv.slice(2).map(Number);
+const args = process.argv.slice(2);
+const source = args.find((a) => a.startsWith('--source='))?.slice('--source='.length) ?? 'synthetic';
+if (source !== 'synthetic' && source !== 'file') throw new Error(`--source must be synthetic or file, got '${source}'`);
+const [N = 1_000_000, BATCH = 1000, PARTITIONS = 4, RUNS = 3] = args.filter((a) => !a.startsWith('--')).map(Number);
 const makeRecord = roundRobinRecords(PARTITIONS);
+const LINE_BYTES = 100;
+
+async function runToEnd(runner: TaskRunner<unknown, unknown, unknown>, sender: ImmediateSender): Promise<number> {
+  const started = process.hrtime.bigint();
+  await runner.start();
+  while (sender.count < N) await new Promise((r) => setImmediate(r));
+  await runner.stop();
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
 
 async function pipelineRun(): Promise<number> {
   const sender = new ImmediateSender();
@@ -28,11 +53,7 @@ async function pipelineRun(): Promise<number> {
     sender,
     offsetStore: store,
   });
-  const started = process.hrtime.bigint();
-  await runner.start();
-  while (sender.count < N) await new Promise((r) => setImmediate(r));
-  await runner.stop();
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const seconds = await runToEnd(runner as TaskRunner<unknown, unknown, unknown>, sender);
   const committed = await store.read('bench');
   const last = Math.max(...committed.map((e) => Number((e.offset as BenchOffset).seq)));
   if (last !== N - 1) throw new Error(`expected the last offset ${N - 1} committed, got ${last}`);
@@ -58,18 +79,144 @@ async function bareRun(): Promise<number> {
   return N / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
+/** The input of `--source=file`: N lines of 100 bytes (99 characters and a newline), each starting with its number. */
+async function writeInput(dir: string): Promise<string> {
+  const file = join(dir, 'input.txt');
+  const pad = 'x'.repeat(LINE_BYTES);
+  const parts: string[] = [];
+  for (let i = 0; i < N; i++) {
+    const n = String(i);
+    parts.push(`${n} ${pad.slice(0, LINE_BYTES - n.length - 2)}\n`);
+  }
+  await writeFile(file, parts.join(''));
+  return file;
+}
+
+async function filePipelineRun(file: string): Promise<number> {
+  const sender = new ImmediateSender();
+  const store = new MemoryOffsetStore();
+  const config = { file, topic: 'bench', 'batch.size': BATCH, follow: 'false' };
+  const connectorKeys = { 'key.converter': 'string', 'value.converter': 'string' };
+  const runner = new TaskRunner({
+    connector: 'bench',
+    taskId: 0,
+    task: new FileSourceTask(),
+    config: {
+      files: [file],
+      topic: 'bench',
+      'batch.size': BATCH,
+      follow: false,
+      encoding: 'utf8',
+      'poll.interval.ms': 1000,
+      'max.line.bytes': 1 << 20,
+    },
+    settings: resolveTaskSettings({ 'task.poll.backoff.ms': '1', ...connectorKeys }, { ...config, ...connectorKeys }),
+    sender,
+    offsetStore: store,
+    // What the standalone worker attaches to every task.
+    listener: new TaskMetrics(),
+  });
+  const seconds = await runToEnd(runner as TaskRunner<unknown, unknown, unknown>, sender);
+  const committed = await store.read('bench');
+  const position = Number(committed[0]?.offset?.position);
+  if (position !== N * LINE_BYTES) throw new Error(`expected position ${N * LINE_BYTES} committed, got ${position}`);
+  if (sender.bytes !== N * (LINE_BYTES - 1)) throw new Error(`expected ${N * (LINE_BYTES - 1)} value bytes, got ${sender.bytes}`);
+  return N / seconds;
+}
+
+async function fileBareRun(file: string): Promise<number> {
+  const sender = new ImmediateSender();
+  const started = process.hrtime.bigint();
+  let acked = 0;
+  const onDone: SendCallback = () => {
+    acked++;
+  };
+  const handle = await open(file, 'r');
+  let partial: Buffer | undefined;
+  for (;;) {
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+    if (bytesRead === 0) break;
+    const chunk = buffer.subarray(0, bytesRead);
+    let from = 0;
+    for (;;) {
+      const newline = chunk.indexOf(0x0a, from);
+      if (newline === -1) {
+        partial = Buffer.from(chunk.subarray(from));
+        break;
+      }
+      let line = chunk.subarray(from, newline);
+      if (partial !== undefined) {
+        line = Buffer.concat([partial, line]);
+        partial = undefined;
+      }
+      sender.send({ topic: 'bench', key: null, value: line }, onDone);
+      from = newline + 1;
+    }
+  }
+  await handle.close();
+  if (acked !== N) throw new Error('bare loop lost records');
+  return N / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const pipeline: number[] = [];
 const bare: number[] = [];
-await pipelineRun(); // warm-up
-await bareRun();
-for (let i = 0; i < RUNS; i++) {
-  bare.push(await bareRun());
-  pipeline.push(await pipelineRun());
+const pipelineCpu: number[] = [];
+const bareCpu: number[] = [];
+/** Runs `run` and notes the process's CPU time (user + system, all threads) per record in µs: steadier than wall time on a busy machine. */
+async function timed(run: () => Promise<number>, cpu: number[]): Promise<number> {
+  const before = process.cpuUsage();
+  const rate = await run();
+  const used = process.cpuUsage(before);
+  cpu.push((used.user + used.system) / N);
+  return rate;
+}
+/**
+ * Young-generation collections (scavenges) so far: grows with the bytes allocated, whatever the
+ * machine's load; in proportion to them when the young generation has a fixed size
+ * (`node --min-semi-space-size=16 --max-semi-space-size=16 --import tsx bench/pipeline.ts ...`).
+ */
+let scavenges = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries())
+    if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+}).observe({ entryTypes: ['gc'] });
+const pipelineScavenges: number[] = [];
+const bareScavenges: number[] = [];
+async function counted(run: () => Promise<number>, cpu: number[], gcs: number[]): Promise<number> {
+  const before = scavenges;
+  const rate = await timed(run, cpu);
+  // Entries arrive asynchronously: let the observer catch up.
+  await new Promise((r) => setTimeout(r, 20));
+  gcs.push(((scavenges - before) * 100_000) / N);
+  return rate;
+}
+const dir = await mkdtemp(join(tmpdir(), 'tributary-pipeline-'));
+try {
+  const file = source === 'file' ? await writeInput(dir) : '';
+  const runPipeline = source === 'file' ? () => filePipelineRun(file) : pipelineRun;
+  const runBare = source === 'file' ? () => fileBareRun(file) : bareRun;
+  await runPipeline(); // warm-up
+  await runBare();
+  for (let i = 0; i < RUNS; i++) {
+    bare.push(await counted(runBare, bareCpu, bareScavenges));
+    pipeline.push(await counted(runPipeline, pipelineCpu, pipelineScavenges));
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
 }
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-console.log(`records=${N} batch=${BATCH} partitions=${PARTITIONS} runs=${RUNS} node=${process.version}`);
-console.log(`bare loop (convert + send):  ${fmt(median(bare))} records/s (median)`);
+const shape = source === 'file' ? `${LINE_BYTES} B lines` : `partitions=${PARTITIONS}`;
+console.log(`source=${source} records=${N} batch=${BATCH} ${shape} runs=${RUNS} node=${process.version}`);
+console.log(`bare loop:                   ${fmt(median(bare))} records/s (median)`);
 console.log(`task pipeline (TaskRunner):  ${fmt(median(pipeline))} records/s (median)`);
 console.log(`pipeline / bare:             ${(median(pipeline) / median(bare)).toFixed(2)}`);
+console.log(`µs per record, pipeline − bare: ${(1e6 / median(pipeline) - 1e6 / median(bare)).toFixed(2)} wall`);
+console.log(
+  `CPU µs per record:           pipeline ${median(pipelineCpu).toFixed(2)}, bare ${median(bareCpu).toFixed(2)} (medians)`,
+);
+console.log(
+  `scavenges per 100k records:  pipeline ${median(pipelineScavenges).toFixed(1)}, bare ${median(bareScavenges).toFixed(1)} (medians; grows with bytes allocated)`,
+);
 console.log(`peak RSS:                    ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`);

@@ -8,14 +8,23 @@ export function canonicalJson(value: unknown): string {
 
 /** A deep copy of `value` whose objects have their keys in sorted order. */
 export function sortKeys(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
+  if (Buffer.isBuffer(value)) return value;
+  // Runs for every record's offset: most are small objects already in order, so the sort (and
+  // the call for each primitive value) is skipped when it would change nothing.
+  const keys = Object.keys(value);
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      keys.sort();
+      break;
     }
-    return out;
   }
-  return value;
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = v !== null && typeof v === 'object' ? sortKeys(v) : v;
+  }
+  return out;
 }

@@ -2,7 +2,7 @@ import * as t from 'io-ts';
 import { concat, defer, from, mergeMap, type Observable, throwError } from 'rxjs';
 import { offsetCodec, type SourceLag, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary-connect';
 import type { FileSourceConfig } from './file-source-config.js';
-import { type FileLine, type ReadBudget, TrackedFile } from './tracked-file.js';
+import { type ReadBudget, TrackedFile } from './tracked-file.js';
 
 /** A file source partition: one file, by the name it was configured with (as Kafka Connect's FileStreamSource). */
 export type FilePartition = { filename: string };
@@ -83,25 +83,24 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
   }
 
   private async readRound(): Promise<{ records: Array<SourceRecord<FilePartition, FileOffset>>; error?: unknown }> {
-    const lines: FileLine[] = [];
+    const records: Array<SourceRecord<FilePartition, FileOffset>> = [];
     const budget: ReadBudget = { lines: this.config['batch.size'], bytes: MAX_ROUND_BYTES };
     const count = this.files.length;
+    const topic = this.config.topic;
     let error: unknown;
     try {
       for (let i = 0; i < count && budget.lines > 0 && budget.bytes > 0; i++) {
-        await (this.files[(this.next + i) % count] as TrackedFile).readInto(lines, budget);
+        const file = this.files[(this.next + i) % count] as TrackedFile;
+        const sourcePartition = this.partitionOf(file.filename);
+        // Each line becomes its record here: no intermediate line object.
+        await file.readInto((value, position) => {
+          records.push({ sourcePartition, sourceOffset: { position }, topic, value });
+        }, budget);
       }
     } catch (e) {
       error = e;
     }
     this.next = (this.next + 1) % count;
-    const topic = this.config.topic;
-    const records = lines.map((line) => ({
-      sourcePartition: this.partitionOf(line.filename),
-      sourceOffset: { position: line.position },
-      topic,
-      value: line.text,
-    }));
     return error === undefined ? { records } : { records, error };
   }
 }

@@ -7,4 +7,4 @@ export {
   MAX_ROUND_BYTES,
   READ_BUFFER_BYTES,
 } from './file-source-task.js';
-export { type FileLine, type ReadBudget, TrackedFile, type TrackedFileOptions } from './tracked-file.js';
+export { type LineSink, type ReadBudget, TrackedFile, type TrackedFileOptions } from './tracked-file.js';

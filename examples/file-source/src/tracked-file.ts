@@ -1,12 +1,12 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import type { Clock, Logger } from 'tributary-connect';
 
-/** One complete line and the byte position just after it (its newline included): the offset to commit. */
-export interface FileLine {
-  readonly filename: string;
-  readonly text: string;
-  readonly position: number;
-}
+/**
+ * Receives each complete line, decoded, and the byte position just after it (its newline
+ * included): the offset to commit. Called synchronously, in file order; the caller builds its
+ * record here, so a line costs no object of its own.
+ */
+export type LineSink = (text: string, position: number) => void;
 
 /** What one poll round may still take; {@link TrackedFile.readInto} lowers it as it reads. */
 export interface ReadBudget {
@@ -85,10 +85,10 @@ export class TrackedFile {
   }
 
   /**
-   * Reads complete lines into `out` until the budget is spent or the file is at its end.
+   * Hands complete lines to `out` until the budget is spent or the file is at its end.
    * Between checks of a file at its end it does no I/O.
    */
-  async readInto(out: FileLine[], budget: ReadBudget): Promise<void> {
+  async readInto(out: LineSink, budget: ReadBudget): Promise<void> {
     if (this.done || this.options.clock.now() < this.idleUntil) return;
     if (!this.handle && !(await this.tryOpen())) {
       this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
@@ -167,7 +167,7 @@ export class TrackedFile {
   }
 
   /** Reads lines until the budget is spent (returns true) or the end of the file (returns false). */
-  private async readLines(out: FileLine[], budget: ReadBudget): Promise<boolean> {
+  private async readLines(out: LineSink, budget: ReadBudget): Promise<boolean> {
     const handle = this.handle as FileHandle;
     const { buffer } = this.options;
     while (budget.lines > 0 && budget.bytes > 0) {
@@ -184,7 +184,13 @@ export class TrackedFile {
           break;
         }
         const end = chunkStart + newline + 1;
-        out.push({ filename: this.filename, text: this.decode(this.takeLine(chunk.subarray(from, newline))), position: end });
+        // Decoded straight from the read buffer (no Buffer object per line) unless a partial line is waiting.
+        out(
+          this.partialBytes === 0
+            ? this.decodeRange(chunk, from, newline)
+            : this.decode(this.takeLine(chunk.subarray(from, newline))),
+          end,
+        );
         budget.lines--;
         budget.bytes -= end - this.position;
         this.position = end;
@@ -201,7 +207,7 @@ export class TrackedFile {
    * At the end of a followed file: has it been truncated, replaced or removed? Reads what the
    * answer calls for and returns true when the budget ran out before the end.
    */
-  private async checkIdentity(out: FileLine[], budget: ReadBudget): Promise<boolean> {
+  private async checkIdentity(out: LineSink, budget: ReadBudget): Promise<boolean> {
     const handle = this.handle as FileHandle;
     let current: { ino: number; dev: number } | undefined;
     try {
@@ -246,11 +252,11 @@ export class TrackedFile {
   }
 
   /** The last line of a file that ends without a newline, when no more is coming. */
-  private emitPartial(out: FileLine[]): void {
+  private emitPartial(out: LineSink): void {
     if (this.partialBytes === 0) return;
     const text = this.decode(this.takeLine(Buffer.alloc(0)));
     this.position = this.readPosition;
-    out.push({ filename: this.filename, text, position: this.position });
+    out(text, this.position);
   }
 
   /**
@@ -295,7 +301,13 @@ export class TrackedFile {
   }
 
   private decode(line: Buffer): string {
-    const end = line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.length - 1 : line.length;
-    return line.toString(this.options.encoding, 0, end);
+    return this.decodeRange(line, 0, line.length);
+  }
+
+  /** The text of `buffer[start, end)`, less a trailing carriage return; checks `max.line.bytes`. */
+  private decodeRange(buffer: Buffer, start: number, end: number): string {
+    this.checkLength(end - start);
+    const last = end > start && buffer[end - 1] === CARRIAGE_RETURN ? end - 1 : end;
+    return buffer.toString(this.options.encoding, start, last);
   }
 }
