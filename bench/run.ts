@@ -217,7 +217,7 @@ async function main(): Promise<void> {
       say(`heartbeat timing: Tributary + datagen at full speed for ${settings.heartbeatSeconds} s ...`);
       heartbeat = await heartbeatRun(settings, env, built.tributaryCli, built.datagen);
     }
-    if (settings.profile) {
+    if (settings.main && settings.profile) {
       say('profiling one run of Tributary and of raw kafkajs (node --cpu-prof) ...');
       profiled = await profileRuns(settings, env, built);
     }
