@@ -354,8 +354,23 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 process.stderr.on('error', () => {});
 process.stdout.on('error', () => {});
 
-main().catch((e: unknown) => {
-  const text = e instanceof SetupError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
-  process.stderr.write(`bench: ${text}\n`);
-  process.exit(1);
+// A step awaiting something that can no longer happen (nothing left to wake it) would otherwise
+// let Node exit with status 0 and no results: say so and fail instead.
+let finished = false;
+process.once('beforeExit', () => {
+  if (finished) return;
+  process.stderr.write(
+    'bench: stopped before finishing (the event loop emptied while a step was still waiting; the last line above is where)\n',
+  );
+  process.exitCode = 1;
 });
+
+main()
+  .then(() => {
+    finished = true;
+  })
+  .catch((e: unknown) => {
+    const text = e instanceof SetupError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+    process.stderr.write(`bench: ${text}\n`);
+    process.exit(1);
+  });
