@@ -3,6 +3,8 @@
  * on one local broker and one input file, in one command:
  *
  *   npx tsx bench/run.ts                                   # 1,000,000 lines, 3 runs each, heartbeat run
+ *   npx tsx bench/run.ts --records=5000000 --runs=1 --series=all --seconds=30   # the full set (docs/benchmarks.md)
+ *   npx tsx bench/run.ts --no-main --series=partitions --seconds=5 --only=tributary  # one series, short
  *   npx tsx bench/run.ts --records=10000 --runs=1 --heartbeat-seconds=5 --out=/tmp/bench   # CI-sized
  *   npx tsx bench/run.ts --only=tributary,kafkajs --runs=1 --profile --heartbeat-seconds=0 # profile
  *
@@ -23,18 +25,25 @@ import { checkJava, ensureConnectJars, WORK_DIR } from './connect/fetch.js';
 import type { Contender } from './contenders/contender.js';
 import { kafkaConnect, kafkaConnectExactlyOnce } from './contenders/kafka-connect.js';
 import { kafkajsRaw } from './contenders/kafkajs-raw.js';
+import { librdkafkaRaw } from './contenders/librdkafka-raw.js';
 import { producerPerformance } from './contenders/producer-perf.js';
 import { tributary } from './contenders/tributary.js';
 
-function librdkafkaInstalled(): boolean {
-  try {
-    createRequire(import.meta.url)('@confluentinc/kafka-javascript');
-    return true;
-  } catch {
-    console.log('sender=librdkafka skipped: @confluentinc/kafka-javascript is not installed');
-    return false;
-  }
-}
+const librdkafkaInstalled: () => boolean = (() => {
+  let installed: boolean | undefined;
+  return () => {
+    if (installed === undefined) {
+      try {
+        createRequire(import.meta.url)('@confluentinc/kafka-javascript');
+        installed = true;
+      } catch {
+        console.log('sender=librdkafka and raw librdkafka skipped: @confluentinc/kafka-javascript is not installed');
+        installed = false;
+      }
+    }
+    return installed;
+  };
+})();
 
 import { buildBench } from './lib/build.js';
 import { svgChart } from './lib/chart.js';
@@ -45,7 +54,9 @@ import { installPatchedKafkajs } from './lib/kafkajs-patch.js';
 import { measureRun, type RunEnvironment, type RunResult } from './lib/measure-run.js';
 import { loadAverage } from './lib/proc.js';
 import { type ProfiledRun, profileRuns } from './lib/profile-run.js';
-import { heartbeatTable, markdownReport, runsTable, summaryTable } from './lib/report.js';
+import { heartbeatTable, markdownReport, ratiosTable, runsTable, summaryTable } from './lib/report.js';
+import { runSeries, type SeriesResult } from './lib/series.js';
+import { heartbeatChart, seriesChart, seriesMarkdown } from './lib/series-report.js';
 import { type BenchSettings, parseSettings } from './lib/settings.js';
 import { SetupError } from './lib/setup-error.js';
 import { summarise } from './lib/summary.js';
@@ -98,7 +109,12 @@ async function main(): Promise<void> {
   const date = new Date().toISOString().slice(0, 10);
   const revision = gitRevision();
 
-  const needJava = settings.only.has('connect') || settings.only.has('perf');
+  const javaSides = settings.only.has('connect') || settings.only.has('perf');
+  const needJava =
+    (settings.main && javaSides) ||
+    (settings.series.has('sizes') && javaSides) ||
+    (settings.series.has('tasks') && settings.only.has('connect')) ||
+    settings.series.has('rss');
   const java = needJava ? await checkJava() : undefined;
   const connectJars = needJava ? await ensureConnectJars() : undefined;
   say(
@@ -107,14 +123,17 @@ async function main(): Promise<void> {
   const built = await buildBench(settings.tributaryFrom === undefined ? undefined : resolve(settings.tributaryFrom));
   if (settings.patchedKafkajs)
     say(`kafkajs with the fixes of bench/lib/kafkajs-patch.ts: ${await installPatchedKafkajs(built.dir)}`);
-  const inputFile = await ensureInputFile(join(WORK_DIR, 'input'), settings.records, settings.lineBytes);
-  const inputBytes = (await stat(inputFile)).size;
+  if (settings.main) say(`input: ${settings.records.toLocaleString('en-US')} lines of ${settings.lineBytes} B ...`);
+  const inputFile = settings.main
+    ? await ensureInputFile(join(WORK_DIR, 'input'), settings.records, settings.lineBytes)
+    : '/dev/null';
+  const inputBytes = settings.main ? (await stat(inputFile)).size : 0;
   const runsDir = join(WORK_DIR, 'runs', new Date().toISOString().replaceAll(':', '-').slice(0, 19));
   await rm(join(WORK_DIR, 'runs'), { recursive: true, force: true });
   await mkdir(runsDir, { recursive: true });
 
   const contenders: Contender[] = [];
-  if (connectJars !== undefined && java !== undefined && settings.only.has('connect')) {
+  if (settings.main && connectJars !== undefined && java !== undefined && settings.only.has('connect')) {
     contenders.push(kafkaConnect(settings, java.java, connectJars.libs, connectJars.version));
     if (settings.connectXmx !== '') {
       contenders.push(kafkaConnect(settings, java.java, connectJars.libs, connectJars.version, settings.connectXmx));
@@ -122,19 +141,22 @@ async function main(): Promise<void> {
     if (settings.only.has('eos'))
       contenders.push(kafkaConnectExactlyOnce(settings, java.java, connectJars.libs, connectJars.version));
   }
-  if (settings.only.has('tributary'))
+  if (settings.main && settings.only.has('tributary'))
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions));
   // The opt-in librdkafka sender, when its optional package is installed.
-  if (settings.only.has('librdkafka') && librdkafkaInstalled())
+  if (settings.main && settings.only.has('librdkafka') && librdkafkaInstalled())
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, true));
   // Exactly-once (KIP-618) beside at-least-once, for both senders: the cost is the ratio in one run.
-  if (settings.only.has('eos')) {
+  if (settings.main && settings.only.has('eos')) {
     contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, false, true));
     if (librdkafkaInstalled())
       contenders.push(tributary(settings, built.tributaryCli, built.fileSource, settings.nodeOptions, true, true));
   }
-  if (settings.only.has('kafkajs')) contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions));
-  if (connectJars !== undefined && java !== undefined && settings.only.has('perf')) {
+  if (settings.main && settings.only.has('kafkajs'))
+    contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions));
+  if (settings.main && settings.only.has('librdkafka-raw') && librdkafkaInstalled())
+    contenders.push(librdkafkaRaw(settings, built.librdkafkaRaw, settings.nodeOptions));
+  if (settings.main && connectJars !== undefined && java !== undefined && settings.only.has('perf')) {
     contenders.push(
       producerPerformance(settings, java.java, connectJars.libs, connectJars.version, settings.producer.tributaryBatchBytes),
     );
@@ -169,13 +191,15 @@ async function main(): Promise<void> {
   let loadAtMeasureStart = loadavg();
   let heartbeat: HeartbeatResult | undefined;
   let profiled: ProfiledRun[] = [];
+  let series: SeriesResult[] = [];
   try {
     await waitForQuiet(settings);
     loadAtMeasureStart = loadavg();
-    say(
-      `${settings.records.toLocaleString('en-US')} records of ${settings.lineBytes} B, ${settings.runs} run(s) each: ` +
-        `${contenders.map((c) => c.label).join(', ')}; broker ${bootstrap}; load ${loadAverage().toFixed(2)}`,
-    );
+    if (contenders.length > 0)
+      say(
+        `${settings.records.toLocaleString('en-US')} records of ${settings.lineBytes} B, ${settings.runs} run(s) each: ` +
+          `${contenders.map((c) => c.label).join(', ')}; broker ${bootstrap}; load ${loadAverage().toFixed(2)}`,
+      );
     for (let run = 1; run <= settings.runs; run++) {
       // A different order each round, so no side always follows the same one.
       const order = contenders.map((_, i) => contenders[(i + run - 1) % contenders.length] as Contender);
@@ -189,13 +213,26 @@ async function main(): Promise<void> {
         );
       }
     }
-    if (settings.heartbeatSeconds > 0 && settings.only.has('tributary')) {
+    if (settings.main && settings.heartbeatSeconds > 0 && settings.only.has('tributary')) {
       say(`heartbeat timing: Tributary + datagen at full speed for ${settings.heartbeatSeconds} s ...`);
       heartbeat = await heartbeatRun(settings, env, built.tributaryCli, built.datagen);
     }
-    if (settings.profile) {
+    if (settings.main && settings.profile) {
       say('profiling one run of Tributary and of raw kafkajs (node --cpu-prof) ...');
       profiled = await profileRuns(settings, env, built);
+    }
+    if (settings.series.size > 0) {
+      series = await runSeries({
+        settings,
+        env: { kafka, bootstrap, brokerPid: broker?.pid, verify: false, runsDir },
+        built,
+        java:
+          java !== undefined && connectJars !== undefined
+            ? { java: java.java, libs: connectJars.libs, version: connectJars.version }
+            : undefined,
+        librdkafka: librdkafkaInstalled(),
+        say,
+      });
     }
   } finally {
     await broker?.destroy();
@@ -227,7 +264,11 @@ async function main(): Promise<void> {
     tributaryFrom: settings.tributaryFrom,
     kafkajs: `${kafkajsVersion()}${settings.patchedKafkajs ? ' with the fixes of bench/lib/kafkajs-patch.ts (Tributary and raw kafkajs)' : ''}`,
   };
-  let report = markdownReport(meta, contenders, summaries, results, heartbeat);
+  const charts = {
+    heartbeat: heartbeat === undefined ? undefined : `${date}-heartbeat.svg`,
+    series: Object.fromEntries(series.map((s) => [s.id, `${date}-${s.id}.svg`])),
+  };
+  let report = markdownReport(meta, contenders, summaries, results, heartbeat, series, charts);
   if (profiled.length > 0) {
     report += '\n## CPU profiles (node --cpu-prof, one run each, not in the table)\n';
     for (const p of profiled) {
@@ -246,12 +287,36 @@ async function main(): Promise<void> {
       ),
     );
   }
+  if (heartbeat !== undefined) await writeFile(join(settings.out, charts.heartbeat as string), heartbeatChart(heartbeat, date));
+  for (const s of series) await writeFile(join(settings.out, charts.series[s.id] as string), seriesChart(s, date));
+  // RSS samples are kept only for the slow-broker runs (the rest would make the file megabytes long).
+  const lean = (r: RunResult) => ({ ...r, rssSamples: undefined });
   await writeFile(
     join(settings.out, `${date}.json`),
-    `${JSON.stringify({ meta, settings: { ...settings, only: [...settings.only] }, summaries, results, heartbeat, profiles: profiled.map((p) => ({ result: p.result, summary: p.summary })) }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        meta,
+        settings: { ...settings, only: [...settings.only], series: [...settings.series] },
+        summaries,
+        results: results.map(lean),
+        heartbeat,
+        series: series.map((s) => ({
+          ...s,
+          points: s.points.map((p) => ({ ...p, result: lean(p.result) })),
+          slow: s.slow?.map((w) => ({
+            ...w,
+            result: { ...w.result, rssSamples: w.result.rssSamples.filter((_, i) => i % 10 === 0) },
+          })),
+        })),
+        profiles: profiled.map((p) => ({ result: p.result, summary: p.summary })),
+      },
+      null,
+      2,
+    )}\n`,
   );
 
-  process.stdout.write(`\n${summaryTable(summaries)}\n\n`);
+  if (summaries.length > 0) process.stdout.write(`\n${summaryTable(summaries)}\n\n${ratiosTable(summaries)}\n\n`);
+  for (const s of series) process.stdout.write(`${seriesMarkdown(s, undefined)}\n`);
   if (heartbeat !== undefined) {
     process.stdout.write(
       `Heartbeats (interval 1000 ms, under ${Math.round(heartbeat.dataPerSec).toLocaleString('en-US')} records/s):\n${heartbeatTable(heartbeat)}\n\n`,
@@ -264,7 +329,10 @@ async function main(): Promise<void> {
     `load average start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, end ${meta.loadAtEnd.map((l) => l.toFixed(2)).join(' ')}; ` +
       `took ${Math.round(durationS)} s; wrote ${relative(process.cwd(), join(settings.out, `${date}.md`))}\n`,
   );
-  const failed = results.filter((r) => !r.ok).length + (heartbeat?.problems.length ?? 0);
+  const failed =
+    results.filter((r) => !r.ok).length +
+    (heartbeat?.problems.length ?? 0) +
+    series.flatMap((s) => [...s.points.map((p) => p.result), ...(s.slow ?? []).map((w) => w.result)]).filter((r) => !r.ok).length;
   if (failed > 0) process.exitCode = 1;
 }
 
@@ -286,8 +354,23 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 process.stderr.on('error', () => {});
 process.stdout.on('error', () => {});
 
-main().catch((e: unknown) => {
-  const text = e instanceof SetupError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
-  process.stderr.write(`bench: ${text}\n`);
-  process.exit(1);
+// A step awaiting something that can no longer happen (nothing left to wake it) would otherwise
+// let Node exit with status 0 and no results: say so and fail instead.
+let finished = false;
+process.once('beforeExit', () => {
+  if (finished) return;
+  process.stderr.write(
+    'bench: stopped before finishing (the event loop emptied while a step was still waiting; the last line above is where)\n',
+  );
+  process.exitCode = 1;
 });
+
+main()
+  .then(() => {
+    finished = true;
+  })
+  .catch((e: unknown) => {
+    const text = e instanceof SetupError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+    process.stderr.write(`bench: ${text}\n`);
+    process.exit(1);
+  });

@@ -14,7 +14,9 @@ export type ContenderId =
   | 'tributary-eos'
   | 'tributary-librdkafka-eos'
   | 'kafkajs'
-  | 'perf';
+  | 'librdkafka-raw'
+  | 'perf'
+  | 'synthetic';
 
 /** Table order. */
 export const CONTENDER_ORDER: readonly ContenderId[] = [
@@ -26,14 +28,19 @@ export const CONTENDER_ORDER: readonly ContenderId[] = [
   'tributary-eos',
   'tributary-librdkafka-eos',
   'kafkajs',
+  'librdkafka-raw',
   'perf',
+  'synthetic',
 ];
 
 /** Everything one run of one contender is given. */
 export interface RunContext {
   readonly bootstrap: string;
-  /** A topic created for this run only (1 partition), deleted after it. */
+  /** A topic created for this run only (`partitions` partitions), deleted after it. */
   readonly topic: string;
+  readonly partitions: number;
+  /** Connectors (one task each) that read the input file side by side; 1 but in the tasks series. */
+  readonly copies: number;
   readonly inputFile: string;
   readonly records: number;
   readonly lineBytes: number;
@@ -54,8 +61,10 @@ export interface Launch {
    * `oneshot`: exits by itself once everything is acknowledged.
    */
   readonly kind: 'worker' | 'oneshot';
-  /** After exit: the source offset (byte position) committed for the input file, if the contender commits any. */
+  /** After exit: the source offset (byte position) committed for the input file (summed over `copies`), if the contender commits any. */
   readonly committedPosition?: () => Promise<number | undefined>;
+  /** After exit: the records the committed offsets cover (the synthetic source: the sum of its sequence numbers). */
+  readonly committedRecords?: () => Promise<number | undefined>;
 }
 
 /** One side of the comparison. */
@@ -91,6 +100,23 @@ export async function lastPosition(file: string): Promise<number | undefined> {
   let last: number | undefined;
   for (const m of text.matchAll(/"position"\s*:\s*(\d+)/g)) last = Number(m[1]);
   return last;
+}
+
+/**
+ * The sum of every `"<key>":N` in an offsets file (each source partition appears once in both
+ * workers' files, which are rewritten whole at every flush). Undefined when the file is missing
+ * or holds none.
+ */
+export async function sumOfOffsets(file: string, key = 'position'): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'latin1');
+  } catch {
+    return undefined;
+  }
+  let sum: number | undefined;
+  for (const m of text.matchAll(new RegExp(`"${key}"\\s*:\\s*(\\d+)`, 'g'))) sum = (sum ?? 0) + Number(m[1]);
+  return sum;
 }
 
 /** Writes a `.properties` file body from entries (no escaping needed for the values used here). */

@@ -9,7 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BenchSettings } from '../lib/settings.js';
-import { type Contender, type Launch, lastPosition, properties, type RunContext } from './contender.js';
+import { type Contender, type Launch, properties, type RunContext, sumOfOffsets } from './contender.js';
 import { topicPosition } from './tributary.js';
 
 /** `kafka-run-class.sh`'s KAFKA_JVM_PERFORMANCE_OPTS, shared by every Java tool the scripts start. */
@@ -82,17 +82,22 @@ export function kafkaConnect(settings: BenchSettings, java: string, libs: string
           ...producer,
         }),
       );
-      await writeFile(
-        connector,
-        properties({
-          name: 'bench-file-source',
-          'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector',
-          'tasks.max': 1,
-          file: run.inputFile,
-          topic: run.topic,
-          'batch.size': settings.sourceBatchLines,
-        }),
-      );
+      const connectors: string[] = [];
+      for (let i = 1; i <= run.copies; i++) {
+        const file = run.copies === 1 ? connector : join(run.dir, `connector-${i}.properties`);
+        await writeFile(
+          file,
+          properties({
+            name: run.copies === 1 ? 'bench-file-source' : `bench-file-source-${i}`,
+            'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector',
+            'tasks.max': 1,
+            file: run.inputFile,
+            topic: run.topic,
+            'batch.size': settings.sourceBatchLines,
+          }),
+        );
+        connectors.push(file);
+      }
       await writeFile(log4j, LOG4J2_INFO);
       return {
         command: java,
@@ -103,10 +108,10 @@ export function kafkaConnect(settings: BenchSettings, java: string, libs: string
           `${libs}/*`,
           'org.apache.kafka.connect.cli.ConnectStandalone',
           worker,
-          connector,
+          ...connectors,
         ],
         kind: 'worker',
-        committedPosition: () => lastPosition(offsetsFile),
+        committedPosition: () => sumOfOffsets(offsetsFile),
       };
     },
   };

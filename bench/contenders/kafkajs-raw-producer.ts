@@ -9,7 +9,8 @@
  * Built into bench/.work/build by bench/lib/build.ts and started by bench/run.ts:
  *   node kafkajs-raw-producer.js --bootstrap=H:P --topic=T --file=F [--batch-records=1000]
  *     [--batch-bytes=524288] [--in-flight=1] [--acks=-1] [--idempotent=false]
- * Exits 0 once every batch is acknowledged, 1 if any failed.
+ * Exits 0 once every batch is acknowledged, 1 if any failed. On SIGTERM it stops reading, sends
+ * what it has read and exits the same way (the harness's time-bounded runs).
  */
 import { open } from 'node:fs/promises';
 import { CompressionTypes, Kafka, logLevel, type Message, Partitioners } from 'kafkajs';
@@ -70,13 +71,22 @@ async function main(): Promise<void> {
     return batch.length >= batchRecords || bytes >= batchBytes;
   };
 
+  // SIGTERM (a run stopped after a fixed time): stop reading, send what is read, exit normally.
+  let stopping = false;
+  process.once('SIGTERM', () => {
+    stopping = true;
+  });
   const handle = await open(file, 'r');
   let partial: Buffer | undefined;
-  for (;;) {
+  let eof = false;
+  while (!stopping) {
     // A fresh buffer per read, so that lines can be slices of it (no copy) while their batch is out.
     const buffer = Buffer.allocUnsafe(READ_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, READ_BYTES, null);
-    if (bytesRead === 0) break;
+    if (bytesRead === 0) {
+      eof = true;
+      break;
+    }
     const chunk = buffer.subarray(0, bytesRead);
     let from = 0;
     for (;;) {
@@ -94,7 +104,8 @@ async function main(): Promise<void> {
       from = newline + 1;
     }
   }
-  if (partial !== undefined && partial.length > 0) add(partial);
+  // A part line left when stopped early is not a line: only the file's last line may lack its newline.
+  if (eof && partial !== undefined && partial.length > 0) add(partial);
   await handle.close();
   await dispatch();
   await Promise.all(outstanding);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
 import type { BenchSettings } from '../lib/settings.js';
-import { type Contender, type Launch, lastPosition, properties, type RunContext } from './contender.js';
+import { type Contender, type Launch, properties, type RunContext, sumOfOffsets } from './contender.js';
 
 /** The worker properties every Tributary run shares (also used by the heartbeat run). */
 export function tributaryWorkerProperties(
@@ -99,22 +99,28 @@ export function tributary(
           }
         : base;
       await writeFile(worker, properties(librdkafka ? { ...workerProperties, sender: 'librdkafka' } : workerProperties));
-      await writeFile(
-        connector,
-        properties({
-          name: 'bench-file-source',
-          'connector.class': `${fileSource}#FileSourceConnector`,
-          'tasks.max': 1,
-          file: run.inputFile,
-          topic: run.topic,
-          'batch.size': settings.sourceBatchLines,
-        }),
-      );
+      // One connector per copy of the input (the tasks series), each its own task and producer.
+      const connectors: string[] = [];
+      for (let i = 1; i <= run.copies; i++) {
+        const file = run.copies === 1 ? connector : join(run.dir, `connector-${i}.properties`);
+        await writeFile(
+          file,
+          properties({
+            name: run.copies === 1 ? 'bench-file-source' : `bench-file-source-${i}`,
+            'connector.class': `${fileSource}#FileSourceConnector`,
+            'tasks.max': 1,
+            file: run.inputFile,
+            topic: run.topic,
+            'batch.size': settings.sourceBatchLines,
+          }),
+        );
+        connectors.push(file);
+      }
       return {
         command: process.execPath,
-        args: [...nodeOptions, cli, 'standalone', worker, connector],
+        args: [...nodeOptions, cli, 'standalone', worker, ...connectors],
         kind: 'worker',
-        committedPosition: () => (exactlyOnce ? topicPosition(run.bootstrap, offsetsTopic) : lastPosition(offsetsFile)),
+        committedPosition: () => (exactlyOnce ? topicPosition(run.bootstrap, offsetsTopic) : sumOfOffsets(offsetsFile)),
       };
     },
   };

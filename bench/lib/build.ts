@@ -8,7 +8,8 @@
  * - `file-source.js`, `datagen.js`: the example connectors, each with its own copy of the
  *   `tributary-connect` API (as a connector package depending on `tributary-connect` would have; classes are
  *   recognised across copies by a `Symbol.for` brand);
- * - `kafkajs-raw-producer.js`: the raw kafkajs producer (bench/contenders/kafkajs-raw-producer.ts).
+ * - `kafkajs-raw-producer.js`, `librdkafka-raw-producer.js`: the raw producers (bench/contenders/);
+ * - `synthetic-source.js`: the synthetic connector of the partitions series (bench/lib/synthetic-connector.ts).
  */
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -25,6 +26,9 @@ export interface BenchBuild {
   readonly fileSource: string;
   readonly datagen: string;
   readonly kafkajsRaw: string;
+  readonly librdkafkaRaw: string;
+  /** bench/lib/synthetic-connector.ts: `SyntheticConnector`. */
+  readonly syntheticSource: string;
 }
 
 /**
@@ -44,6 +48,8 @@ export async function buildBench(tributaryRoot: string = ROOT): Promise<BenchBui
       'file-source': join(tributaryRoot, 'examples/file-source/src/index.ts'),
       datagen: join(tributaryRoot, 'examples/datagen/src/index.ts'),
       'kafkajs-raw-producer': join(ROOT, 'bench/contenders/kafkajs-raw-producer.ts'),
+      'librdkafka-raw-producer': join(ROOT, 'bench/contenders/librdkafka-raw-producer.ts'),
+      'synthetic-source': join(ROOT, 'bench/lib/synthetic-connector.ts'),
     },
     outDir: dir,
     format: ['esm'],
@@ -60,5 +66,7 @@ export async function buildBench(tributaryRoot: string = ROOT): Promise<BenchBui
     fileSource: join(dir, 'file-source.js'),
     datagen: join(dir, 'datagen.js'),
     kafkajsRaw: join(dir, 'kafkajs-raw-producer.js'),
+    librdkafkaRaw: join(dir, 'librdkafka-raw-producer.js'),
+    syntheticSource: join(dir, 'synthetic-source.js'),
   };
 }

@@ -10,7 +10,15 @@
  * 4. wall time = spawn → process exit, so it includes start-up, the detection delay (≤ 50 ms,
  *    the same for every side), the final offset commit and shutdown;
  * 5. afterwards the topic must hold exactly N records and a worker's offsets file must name the
- *    input file's size as the committed position; otherwise the run is marked failed.
+ *    input file's size as the committed position; otherwise the run is marked failed;
+ * 6. the steady rate is records/s between the polls at which 10% and 90% of the records were in
+ *    the topic (bench/lib/steady.ts), so neither start-up nor the final drain is in it.
+ *
+ * A time-bounded run (`stopAfterS`, the series) is stopped that long after its first record
+ * instead; its committed offsets must then cover no more than the topic holds (fixed-size lines:
+ * the committed byte position is a line end at most the record count × the line length; records
+ * acknowledged after the final commit are counted as uncommitted), and its steady window is 10%
+ * to 90% of what was in the topic when the stop was sent.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,6 +30,7 @@ import type { Contender, ContenderId, RunContext } from '../contenders/contender
 import { inputLine } from './input-file.js';
 import { startMetered } from './metered-process.js';
 import { cpuTimes, loadAverage } from './proc.js';
+import { steadyRate } from './steady.js';
 import { TopicProgress } from './topic-progress.js';
 
 /** The figures of one run. Times in seconds from the spawn. */
@@ -38,16 +47,27 @@ export interface RunResult {
   readonly allInTopicS: number | undefined;
   /** All in topic → process exit (a worker's graceful stop with its final offset commit). */
   readonly stopS: number | undefined;
-  /** N / wall time. */
+  /** Records written / wall time. */
   readonly recordsPerSec: number;
-  /** N / (all in topic − first record): the rate once running. */
+  /** Records/s between 10% and 90% of the records the run wrote (bench/lib/steady.ts): the rate once running. */
   readonly steadyPerSec: number | undefined;
+  /** Where that window began and ended, seconds from the spawn. */
+  readonly steadyFromS: number | undefined;
+  readonly steadyToS: number | undefined;
+  /** N / (all in topic − first record): the previous "steady" figure, which includes the final drain. */
+  readonly firstToAllPerSec: number | undefined;
+  /** For a run stopped after a fixed time: when the harness sent SIGTERM, seconds from the spawn. */
+  readonly stoppedAfterS: number | undefined;
   readonly cpuS: number;
   readonly peakRssMiB: number;
+  /** Resident set of the process tree over the run: ms since the spawn, MiB. */
+  readonly rssSamples: ReadonlyArray<readonly [number, number]>;
   /** CPU seconds the broker spent during the run (when the harness started it). */
   readonly brokerCpuS: number | undefined;
   /** Committed byte position (workers), and the input file's size it should equal. */
   readonly committedPosition: number | undefined;
+  /** A time-bounded run: records in the topic that the final commit did not cover (acknowledged after it). */
+  readonly uncommittedRecords: number | undefined;
   /** 1-minute load average just before the run. */
   readonly loadBefore: number;
   readonly exit: string;
@@ -66,6 +86,16 @@ export interface RunEnvironment {
   readonly verify: boolean;
   /** Per-run directories go under this one. */
   readonly runsDir: string;
+  /** Partitions of the topic each run gets (default 1). */
+  readonly partitions?: number;
+  /** How many connectors read the input file side by side (default 1): the run writes `records × copies`. */
+  readonly copies?: number;
+  /**
+   * Stop the run this many seconds after its first record is in the topic (SIGTERM; a worker
+   * stops gracefully and commits, a raw producer sends what it has read and exits), or when the
+   * input is done, whichever comes first. Undefined: the run ends with the input.
+   */
+  readonly stopAfterS?: number;
 }
 
 /**
@@ -101,9 +131,13 @@ async function measure(
   admin: Admin,
   topics: TopicAdmin,
 ): Promise<RunResult> {
+  const partitions = env.partitions ?? 1;
+  const copies = env.copies ?? 1;
+  const expected = env.records * copies;
+  const timeBounded = env.stopAfterS !== undefined;
   const topic = `bench-${contender.id}-${run}-${Date.now().toString(36)}`;
-  await topics.ensureTopics([topic], { partitions: 1, replicationFactor: 1 });
-  const dir = join(env.runsDir, `${contender.id}-${run}`);
+  await createTopic(topics, topic, partitions);
+  const dir = join(env.runsDir, `${contender.id}-${run}-${Date.now().toString(36)}`);
   await mkdir(dir, { recursive: true });
   const context: RunContext = {
     bootstrap: env.bootstrap,
@@ -113,6 +147,8 @@ async function measure(
     lineBytes: env.lineBytes,
     dir,
     restPort: await freePort(),
+    partitions,
+    copies,
   };
   const launch = await contender.launch(context);
   const logFile = join(dir, 'process.log');
@@ -121,15 +157,33 @@ async function measure(
   const brokerBefore = env.brokerPid === undefined ? undefined : cpuTimes(env.brokerPid);
 
   const proc = startMetered(launch.command, launch.args, { cwd: dir, env: launch.env, logFile });
-  const progress = new TopicProgress(admin, topic, env.records);
+  const progress = new TopicProgress(admin, topic, expected);
   progress.start();
-  const timeoutMs = 60_000 + env.records / 5;
+  const timeoutMs = timeBounded ? 120_000 + (env.stopAfterS as number) * 1000 : 60_000 + expected / 5;
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((r) => {
     timer = setTimeout(() => r('timeout'), timeoutMs);
   });
   let outcome: Awaited<typeof proc.outcome>;
-  if (launch.kind === 'worker') {
+  /** Records in the topic when the harness sent the stop (time-bounded runs). */
+  let atStop: number | undefined;
+  let stopSentAt: number | undefined;
+  if (timeBounded) {
+    // Until `stopAfterS` seconds after the first record, the end of the input, an exit or the timeout.
+    const end = Promise.race([proc.outcome, timedOut]);
+    const ended = await Promise.race([
+      progress.waitForAll(end).then((all) => (all ? 'all' : 'ended')),
+      untilAfterFirst(progress, env.stopAfterS as number, end).then(() => 'time' as const),
+    ]);
+    if (ended === 'ended' && proc.running) problems.push(`no records in the topic after ${timeoutMs} ms`);
+    if (proc.running) {
+      atStop = progress.count;
+      stopSentAt = performance.now();
+      const stopped = await proc.stop(30_000);
+      if (stopped.killed) problems.push('did not stop within 30 s of SIGTERM; killed');
+      outcome = stopped;
+    } else outcome = await proc.outcome;
+  } else if (launch.kind === 'worker') {
     const all = await progress.waitForAll(Promise.race([proc.outcome, timedOut]));
     if (!all)
       problems.push(
@@ -150,18 +204,49 @@ async function measure(
   const brokerAfter = env.brokerPid === undefined ? undefined : cpuTimes(env.brokerPid);
 
   const exit = outcome.signal ?? `exit ${outcome.code}`;
-  // A JVM stopped by SIGTERM runs its shutdown hooks and exits with 143.
-  const cleanExit = outcome.code === 0 || (launch.kind === 'worker' && outcome.code === 143);
+  // A JVM stopped by SIGTERM runs its shutdown hooks and exits with 143 (so does ProducerPerformance stopped after its time).
+  const cleanExit = outcome.code === 0 || ((launch.kind === 'worker' || stopSentAt !== undefined) && outcome.code === 143);
   if (!cleanExit) problems.push(`ended with ${exit}`);
-  // Transaction markers take offsets too: a transactional contender's count is checked by reading back.
-  if (contender.transactional ? seen.records < env.records : seen.records !== env.records)
-    problems.push(`topic holds ${seen.records} records, expected ${env.records}`);
+  if (timeBounded) {
+    if (seen.records < 1 || seen.records > expected)
+      problems.push(`topic holds ${seen.records} records, expected 1 to ${expected}`);
+  } else if (contender.transactional ? seen.records < expected : seen.records !== expected)
+    // Transaction markers take offsets too: a transactional contender's count is checked by reading back.
+    problems.push(`topic holds ${seen.records} records, expected ${expected}`);
+  // Fixed-size lines: a position that covers every record in the topic is their count × the line length.
+  const expectedPosition = contender.transactional ? env.inputBytes * copies : seen.records * (env.lineBytes + 1);
+  // A run stopped after a fixed time may end with records written whose acknowledgement came
+  // after the final commit (a worker waits a grace period for them, then commits what is
+  // acknowledged): re-sent after a restart, never lost. The offsets must never cover more than the topic holds.
   const committedPosition = await launch.committedPosition?.();
-  if (launch.committedPosition !== undefined && committedPosition !== env.inputBytes) {
-    problems.push(`committed position ${committedPosition ?? 'none'}, expected ${env.inputBytes} (the end of the file)`);
+  const committedRecords = launch.committedRecords === undefined ? undefined : await launch.committedRecords();
+  const committedCount =
+    committedRecords ?? (committedPosition === undefined ? undefined : committedPosition / (env.lineBytes + 1));
+  const uncommittedRecords =
+    timeBounded && committedCount !== undefined && committedCount <= seen.records ? seen.records - committedCount : undefined;
+  if (launch.committedPosition !== undefined) {
+    const wrong = timeBounded
+      ? committedPosition === undefined || committedPosition > expectedPosition || committedPosition % (env.lineBytes + 1) !== 0
+      : committedPosition !== expectedPosition;
+    if (wrong)
+      problems.push(
+        `committed position ${committedPosition ?? 'none'}, expected ${timeBounded ? `a line end up to ${expectedPosition} (the records in the topic)` : `${expectedPosition} (the end of the file)`}`,
+      );
   }
-  if ((env.verify || contender.transactional === true) && contender.sendsLines && problems.length === 0) {
-    const wrong = await verifyTopic(env.kafka, topic, env.records, env.lineBytes, contender.transactional === true);
+  if (launch.committedRecords !== undefined) {
+    if (committedRecords === undefined || committedRecords > seen.records || (!timeBounded && committedRecords !== seen.records))
+      problems.push(`committed offsets cover ${committedRecords ?? 'no'} records, the topic holds ${seen.records}`);
+  }
+  if (
+    (env.verify || contender.transactional === true) &&
+    contender.sendsLines &&
+    problems.length === 0 &&
+    partitions === 1 &&
+    copies === 1
+  ) {
+    // Commit markers take offsets of their own: a transactional run must read back the lines, not the offsets.
+    const lines = contender.transactional === true ? expected : seen.records;
+    const wrong = await verifyTopic(env.kafka, topic, lines, env.lineBytes, contender.transactional === true);
     if (wrong !== undefined) problems.push(wrong);
   }
   await admin.deleteTopics({ topics: [topic] }).catch(() => {});
@@ -170,6 +255,7 @@ async function measure(
   const wallS = (outcome.exitedAt - proc.startedAt) / 1000;
   const firstRecordS = s(seen.firstAt);
   const allInTopicS = s(seen.allAt);
+  const window = steadyRate(seen.samples, atStop ?? (timeBounded ? seen.records : expected));
   return {
     contender: contender.id,
     label: contender.label,
@@ -180,23 +266,64 @@ async function measure(
     wallS,
     firstRecordS,
     allInTopicS,
-    stopS: launch.kind === 'worker' && allInTopicS !== undefined ? wallS - allInTopicS : undefined,
-    recordsPerSec: env.records / wallS,
-    steadyPerSec:
+    stopS:
+      stopSentAt !== undefined
+        ? (outcome.exitedAt - stopSentAt) / 1000
+        : launch.kind === 'worker' && allInTopicS !== undefined
+          ? wallS - allInTopicS
+          : undefined,
+    recordsPerSec: seen.records / wallS,
+    steadyPerSec: window?.perSec,
+    steadyFromS: s(window?.fromAt),
+    steadyToS: s(window?.toAt),
+    firstToAllPerSec:
       firstRecordS !== undefined && allInTopicS !== undefined && allInTopicS > firstRecordS
-        ? env.records / (allInTopicS - firstRecordS)
+        ? expected / (allInTopicS - firstRecordS)
         : undefined,
+    stoppedAfterS: stopSentAt === undefined ? undefined : s(stopSentAt),
     cpuS: outcome.cpuSeconds,
     peakRssMiB: outcome.peakRssMiB,
+    rssSamples: outcome.rssSamples,
     brokerCpuS:
       brokerBefore !== undefined && brokerAfter !== undefined
         ? Math.round((brokerAfter.user + brokerAfter.system - brokerBefore.user - brokerBefore.system) * 100) / 100
         : undefined,
     committedPosition,
+    uncommittedRecords,
     loadBefore,
     exit,
     logFile,
   };
+}
+
+/**
+ * Creates the run's topic, asking again (up to 3 times, 1 s apart) when a busy broker answers a
+ * transient error such as UNKNOWN_TOPIC_OR_PARTITION right after other topics were deleted.
+ */
+async function createTopic(topics: TopicAdmin, topic: string, partitions: number): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await topics.ensureTopics([topic], { partitions, replicationFactor: 1 });
+      return;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+/** Resolves `seconds` after the first record is in the topic (never, if `end` settles first). */
+async function untilAfterFirst(progress: TopicProgress, seconds: number, end: Promise<unknown>): Promise<void> {
+  let over = false;
+  void end.then(() => {
+    over = true;
+  });
+  while (progress.first === undefined) {
+    if (over) return new Promise<void>(() => {});
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const wait = (progress.first as number) + seconds * 1000 - performance.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 }
 
 /** Reads the topic back and compares every value with its line; a description of the first problem, or undefined. */

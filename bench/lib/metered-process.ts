@@ -25,6 +25,8 @@ export interface ProcessOutcome {
   readonly cpuSeconds: number;
   /** Peak resident set size, MiB. */
   readonly peakRssMiB: number;
+  /** Resident set of the process tree at each sample: ms since the spawn, MiB. */
+  readonly rssSamples: ReadonlyArray<readonly [number, number]>;
 }
 
 /** Options of {@link startMetered}. */
@@ -68,6 +70,7 @@ export function startMetered(command: string, args: readonly string[], options: 
   live.add(child);
   const pid = child.pid ?? -1;
   let peakKiB = 0;
+  const rssSamples: Array<readonly [number, number]> = [];
   let lastTreeCpu = 0;
   let running = true;
   const sample = (): void => {
@@ -84,6 +87,7 @@ export function startMetered(command: string, args: readonly string[], options: 
       if (c !== undefined) cpu += c.user + c.system + c.childrenUser + c.childrenSystem;
     }
     peakKiB = Math.max(peakKiB, rss);
+    if (rss > 0) rssSamples.push([Math.round(performance.now() - startedAt), Math.round((rss / 1024) * 10) / 10]);
     if (cpu > 0) lastTreeCpu = cpu;
   };
   const timer = setInterval(sample, options.sampleMs ?? 100);
@@ -105,6 +109,7 @@ export function startMetered(command: string, args: readonly string[], options: 
         exitedAt,
         cpuSeconds: Math.round((reaped > 0 ? reaped : lastTreeCpu) * 100) / 100,
         peakRssMiB: Math.round((peakKiB / 1024) * 10) / 10,
+        rssSamples,
       });
     };
     child.once('exit', finish);

@@ -1,11 +1,13 @@
 /**
- * The results as Markdown: the table of medians with ratios against Kafka Connect, the
- * settings of every side, the heartbeat timing, every run, and how it was measured.
+ * The results as Markdown: the steady-state table of medians with the ratios issue 14 aims at,
+ * the settings of every side, the heartbeat timing, the series, every run, and how it was measured.
  */
-import type { Contender } from '../contenders/contender.js';
+import type { Contender, ContenderId } from '../contenders/contender.js';
 import type { HeartbeatResult } from './heartbeat-run.js';
 import type { RunResult } from './measure-run.js';
-import { ratio, type Summary } from './summary.js';
+import type { SeriesResult } from './series.js';
+import { seriesMarkdown } from './series-report.js';
+import { ratio, ratioOf, type Summary } from './summary.js';
 
 /** Facts about the machine and the run, for the header. */
 export interface ReportMeta {
@@ -36,33 +38,50 @@ const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleS
 const fix = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 const times = (n: number): string => (Number.isFinite(n) ? `×${n.toFixed(2)}` : '–');
 
-/** The table of medians, as printed and as written. */
+/** The table of medians, as printed and as written: steady state first, start-up in its own column. */
 export function summaryTable(summaries: readonly Summary[]): string {
   const rows = [
-    '| | wall s | records/s | vs Connect | steady records/s | CPU s | µs CPU/record | vs Connect | peak RSS MiB | vs Connect | first record s | stop + commit s | broker CPU s |',
+    '| | steady records/s | vs Connect | start-up s (first record) | records/s (wall) | wall s | CPU s | µs CPU/record | CPU vs Connect | peak RSS MiB | RSS vs Connect | stop + commit s | broker CPU s |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const s of summaries) {
     rows.push(
-      `| ${s.label}${s.okRuns < s.runs ? ` (${s.runs - s.okRuns} of ${s.runs} runs FAILED)` : ''} | ${fix(s.wallS, 2)} | ${int(s.recordsPerSec)} | ` +
-        `${times(ratio(summaries, s, (x) => x.recordsPerSec))} | ${int(s.steadyPerSec)} | ${fix(s.cpuS, 2)} | ${fix(s.cpuUsPerRecord, 1)} | ` +
-        `${times(ratio(summaries, s, (x) => x.cpuS))} | ${fix(s.peakRssMiB, 0)} | ${times(ratio(summaries, s, (x) => x.peakRssMiB))} | ` +
-        `${fix(s.firstRecordS, 2)} | ${fix(s.stopS, 2)} | ${fix(s.brokerCpuS, 2)} |`,
+      `| ${s.label}${s.okRuns < s.runs ? ` (${s.runs - s.okRuns} of ${s.runs} runs FAILED)` : ''} | ${int(s.steadyPerSec)} | ` +
+        `${times(ratio(summaries, s, (x) => x.steadyPerSec))} | ${fix(s.firstRecordS, 2)} | ${int(s.recordsPerSec)} | ${fix(s.wallS, 2)} | ` +
+        `${fix(s.cpuS, 2)} | ${fix(s.cpuUsPerRecord, 1)} | ${times(ratio(summaries, s, (x) => x.cpuS))} | ${fix(s.peakRssMiB, 0)} | ` +
+        `${times(ratio(summaries, s, (x) => x.peakRssMiB))} | ${fix(s.stopS, 2)} | ${fix(s.brokerCpuS, 2)} |`,
     );
   }
   return rows.join('\n');
 }
 
+/** The ratios issue 14 aims at, all of steady records/s. */
+export function ratiosTable(summaries: readonly Summary[]): string {
+  const row = (name: string, a: ContenderId, b: ContenderId, aim: string) =>
+    `| ${name} | ${times(ratioOf(summaries, a, b))} | ${aim} |`;
+  return [
+    '| steady records/s | ratio | aim |',
+    '|---|---:|---|',
+    row('Tributary (kafkajs sender) / raw kafkajs, same batches', 'tributary', 'kafkajs', '≥ ×0.90'),
+    row('Tributary sender=librdkafka / raw librdkafka, same settings', 'tributary-librdkafka', 'librdkafka-raw', '≥ ×0.90'),
+    row('Tributary sender=librdkafka / Kafka Connect', 'tributary-librdkafka', 'connect', '≥ ×1.00'),
+    row('Tributary (kafkajs sender) / Kafka Connect', 'tributary', 'connect', '–'),
+    row('raw librdkafka / raw kafkajs', 'librdkafka-raw', 'kafkajs', '–'),
+  ].join('\n');
+}
+
 /** Every run, for the record. */
 export function runsTable(results: readonly RunResult[]): string {
   const rows = [
-    '| contender | run | load before | wall s | records/s | steady records/s | CPU s | peak RSS MiB | first record s | stop + commit s | broker CPU s | exit | check |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    '| contender | run | load before | wall s | records | records/s | steady records/s | steady window s | N / (all − first) | CPU s | peak RSS MiB | first record s | stop + commit s | uncommitted at stop | broker CPU s | exit | check |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
   ];
   for (const r of results) {
     rows.push(
-      `| ${r.label} | ${r.run} | ${fix(r.loadBefore, 2)} | ${fix(r.wallS, 2)} | ${int(r.recordsPerSec)} | ${int(r.steadyPerSec ?? Number.NaN)} | ` +
+      `| ${r.label} | ${r.run} | ${fix(r.loadBefore, 2)} | ${fix(r.wallS, 2)} | ${int(r.records)} | ${int(r.recordsPerSec)} | ${int(r.steadyPerSec ?? Number.NaN)} | ` +
+        `${fix(r.steadyFromS ?? Number.NaN, 2)} – ${fix(r.steadyToS ?? Number.NaN, 2)} | ${int(r.firstToAllPerSec ?? Number.NaN)} | ` +
         `${fix(r.cpuS, 2)} | ${fix(r.peakRssMiB, 0)} | ${fix(r.firstRecordS ?? Number.NaN, 2)} | ${fix(r.stopS ?? Number.NaN, 2)} | ` +
+        `${int(r.uncommittedRecords ?? Number.NaN)} | ` +
         `${fix(r.brokerCpuS ?? Number.NaN, 2)} | ${r.exit} | ${r.ok ? 'ok' : r.problems.join('; ')} |`,
     );
   }
@@ -87,6 +106,8 @@ export function markdownReport(
   summaries: readonly Summary[],
   results: readonly RunResult[],
   heartbeat: HeartbeatResult | undefined,
+  series: readonly SeriesResult[] = [],
+  charts: { readonly heartbeat?: string; readonly series: Readonly<Record<string, string>> } = { series: {} },
 ): string {
   const load = (l: readonly number[]) => l.map((x) => x.toFixed(2)).join(', ');
   const lines: string[] = [
@@ -110,18 +131,28 @@ export function markdownReport(
         'and an older connect-file does not load on a newer runtime (see bench/connect/fetch.ts).',
     );
   }
-  lines.push('', summaryTable(summaries), '');
-  if (meta.chartFile !== undefined)
-    lines.push(`![records/s, steady records/s, CPU seconds and peak RSS per contender](${meta.chartFile})`, '');
+  if (summaries.length > 0) {
+    lines.push('', '## Steady state', '', summaryTable(summaries), '', ratiosTable(summaries), '');
+    if (meta.chartFile !== undefined)
+      lines.push(`![steady records/s, CPU seconds and peak RSS per contender](${meta.chartFile})`, '');
+    lines.push(
+      '**Steady records/s** is the headline: records per second between the moments the topic held 10% and 90%',
+      "of the run's records (the harness polls the end offsets every 50 ms and interpolates between polls), so",
+      "neither start-up (process start, a JVM's warm-up, the first metadata round trips) nor the final drain and",
+      'stop is in it; a connector runs for days, and this is its rate once running. **start-up s** is process',
+      'start to the first record in the topic, its own column. **records/s (wall)** = records / wall s, start',
+      'to exit, start-up and the final commit included: short runs favour the side that starts fastest.',
+      '**wall s** from process start to process exit, after every record is in the topic and, for the',
+      'two workers, the final offset commit (stopped with SIGTERM once the last record is in the topic);',
+      '**CPU s** user + system of the process (all threads); **peak RSS** the largest resident set',
+      '(VmHWM); **stop + commit s** from the last record in the topic to the exit; **broker CPU s** what the',
+      'broker spent meanwhile. "vs Connect" ratios are against Kafka Connect (records/s: higher is better; CPU',
+      'and RSS: lower is better). The window of every run, and the older figure N / (all in topic − first record),',
+      'are in the last table.',
+      '',
+    );
+  }
   lines.push(
-    'Columns: **wall s** from process start to process exit, after every record is in the topic and, for the',
-    'two workers, the final offset commit (stopped with SIGTERM once the last record is in the topic);',
-    '**records/s** = records / wall s; **steady records/s** = records / (all in topic − first record);',
-    '**CPU s** user + system of the process (all threads); **peak RSS** the largest resident set',
-    '(VmHWM); **first record s** from process start to the first record in the topic; **stop + commit s**',
-    'from the last record in the topic to the exit; **broker CPU s** what the broker spent meanwhile.',
-    'Ratios are against Kafka Connect (records/s: higher is better; CPU and RSS: lower is better).',
-    '',
     '## Settings',
     '',
     "Same on every side: the same input file (in the page cache), null keys, values = the line's bytes,",
@@ -147,10 +178,34 @@ export function markdownReport(
       heartbeatTable(heartbeat),
       '',
     );
+    if (charts.heartbeat !== undefined) lines.push(`![heartbeat jitter](${charts.heartbeat})`, '');
     for (const s of heartbeat.settings) lines.push(`- ${s}`);
     lines.push('');
   }
-  lines.push('## Every run', '', runsTable(results), '');
+  if (series.length > 0) {
+    lines.push(
+      '## How the cost grows',
+      '',
+      'Each point is one run, stopped a fixed time after its first record (or at the end of its input), with the',
+      'steady window of the main table: 10% to 90% of the records in the topic when the stop was sent. A worker',
+      'stops gracefully and commits; its committed offsets must cover exactly the records in the topic.',
+      '',
+    );
+    for (const s of series) lines.push(seriesMarkdown(s, charts.series[s.id]));
+  }
+  if (results.length > 0) lines.push('## Every run', '', runsTable(results), '');
+  const seriesRuns = series.flatMap((s) => [...s.points.map((p) => p.result), ...(s.slow ?? []).map((w) => w.result)]);
+  if (seriesRuns.length > 0)
+    lines.push(
+      '## Every series run',
+      '',
+      'In the order of the series above; "uncommitted at stop": records acknowledged after the final commit',
+      '(a worker waits its grace period for in-flight records, then commits what is acknowledged; these would be',
+      'sent again after a restart).',
+      '',
+      runsTable(seriesRuns),
+      '',
+    );
   lines.push(
     '## How completion is measured',
     '',

@@ -49,7 +49,27 @@ export interface BenchSettings {
   /** File source `batch.size` (lines per poll) of both workers; FileStreamSource's default. */
   readonly sourceBatchLines: number;
   readonly producer: ProducerSettings;
+  /** Run the main table (off with `--no-main`, to run series alone). */
+  readonly main: boolean;
+  /** Which series run after the main table (bench/lib/series.ts); empty by default. */
+  readonly series: ReadonlySet<SeriesId>;
+  /** Seconds each series point runs after its first record (or less, when its input runs out). */
+  readonly seconds: number;
+  /** Source partitions per task in the partitions series. */
+  readonly partitionCounts: readonly number[];
+  /** Record sizes in bytes in the sizes series. */
+  readonly sizes: readonly number[];
+  /** Tasks (= topic partitions) in the tasks series. */
+  readonly taskCounts: readonly number[];
+  /** Records of the two complete runs of the rss series (flat in the number of records). */
+  readonly rssRecords: readonly number[];
+  /** `producer_byte_rate` quota of the slow-broker run of the rss series, bytes/s. */
+  readonly slowBrokerBytesPerSec: number;
 }
+
+/** The series `--series` can select. */
+export const SERIES_IDS = ['partitions', 'sizes', 'tasks', 'rss'] as const;
+export type SeriesId = (typeof SERIES_IDS)[number];
 
 /** Producer settings; the first five are the same on every side. */
 export interface ProducerSettings {
@@ -70,8 +90,9 @@ const USAGE = `Usage: npx tsx bench/run.ts [options]
   --records=N            lines in the input file, one record each (default 1000000)
   --line-bytes=N         bytes per line, newline excluded (default 100)
   --runs=N               runs of each contender, medians reported (default 3)
-  --only=a,b             some of connect,tributary,librdkafka,eos,kafkajs,perf (default all;
+  --only=a,b             some of connect,tributary,librdkafka,eos,kafkajs,librdkafka-raw,perf (default all;
                          librdkafka = Tributary with sender=librdkafka, when installed;
+                         librdkafka-raw = @confluentinc/kafka-javascript's producer alone;
                          eos = Tributary with exactly.once.source.support=enabled, both senders)
   --out=DIR              where <date>.md/.svg/.json go (default bench/results)
   --heartbeat-seconds=N  heartbeat timing run under load; 0 skips it (default 30)
@@ -90,7 +111,16 @@ const USAGE = `Usage: npx tsx bench/run.ts [options]
   --connect-batch-size=N Kafka Connect producer batch.size in bytes (default 16384, the Java default)
   --batch-bytes=N        Tributary/raw kafkajs bytes per request (default 524288)
   --batch-records=N      Tributary/raw kafkajs records per request (default 1000)
-  --linger-ms=N          linger.ms everywhere (default 5)`;
+  --linger-ms=N          linger.ms everywhere (default 5)
+Steady state and series:
+  --no-main              skip the main table (run only the series)
+  --series=a,b|all       series after the main table: partitions,sizes,tasks,rss (default none)
+  --seconds=S            how long each series point runs after its first record (default 30)
+  --partition-counts=..  source partitions per task, partitions series (default 1,100,10000,100000)
+  --sizes=..             record sizes in bytes, sizes series (default 100,1024,10240)
+  --task-counts=..       tasks = topic partitions, tasks series (default 1,2,4)
+  --rss-records=..       records of the complete runs of the rss series (default 1000000,5000000)
+  --slow-broker-bytes=N  producer_byte_rate quota of the rss series' slow-broker run (default 262144)`;
 
 /** Parses `--name=value` flags; throws with the usage text on anything unknown or malformed. */
 export function parseSettings(argv: readonly string[], defaultOut: string): BenchSettings {
@@ -124,6 +154,14 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
     'batch-bytes',
     'batch-records',
     'linger-ms',
+    'no-main',
+    'series',
+    'seconds',
+    'partition-counts',
+    'sizes',
+    'task-counts',
+    'rss-records',
+    'slow-broker-bytes',
     'help',
   ]);
   for (const k of flags.keys()) if (!known.has(k)) throw new SetupError(`Unknown option --${k}\n${USAGE}`);
@@ -136,10 +174,28 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
     return n;
   };
   const records = int('records', 1_000_000);
-  const only = new Set((flags.get('only') ?? 'connect,tributary,librdkafka,eos,kafkajs,perf').split(',').map((s) => s.trim()));
+  const only = new Set(
+    (flags.get('only') ?? 'connect,tributary,librdkafka,eos,kafkajs,librdkafka-raw,perf').split(',').map((s) => s.trim()),
+  );
   for (const id of only) {
-    if (!['connect', 'tributary', 'librdkafka', 'eos', 'kafkajs', 'perf'].includes(id))
+    if (!['connect', 'tributary', 'librdkafka', 'eos', 'kafkajs', 'librdkafka-raw', 'perf'].includes(id))
       throw new SetupError(`--only: unknown contender '${id}'\n${USAGE}`);
+  }
+  const list = (name: string, fallback: readonly number[], min = 1): number[] => {
+    const v = flags.get(name);
+    if (v === undefined) return [...fallback];
+    const xs = v.split(',').map((x) => Number(x.trim().replaceAll('_', '')));
+    if (xs.length === 0 || xs.some((n) => !Number.isInteger(n) || n < min))
+      throw new SetupError(`--${name} must be a comma-separated list of integers ≥ ${min}, got '${v}'\n${USAGE}`);
+    return xs;
+  };
+  const seriesFlag = flags.get('series') ?? '';
+  const series = new Set<SeriesId>();
+  for (const id of seriesFlag === 'all' ? SERIES_IDS : seriesFlag.split(',').map((x) => x.trim())) {
+    if (id === '') continue;
+    if (!(SERIES_IDS as readonly string[]).includes(id))
+      throw new SetupError(`--series: unknown series '${id}' (known: ${SERIES_IDS.join(', ')}, or all)\n${USAGE}`);
+    series.add(id as SeriesId);
   }
   const maxLoad = Number(flags.get('max-load') ?? '1.5');
   if (!(maxLoad > 0)) throw new SetupError(`--max-load must be a positive number\n${USAGE}`);
@@ -167,6 +223,14 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
     maxLoad,
     flushIntervalMs: int('flush-interval-ms', 10_000),
     sourceBatchLines: int('source-batch', 2000),
+    main: !flags.has('no-main'),
+    series,
+    seconds: int('seconds', 30),
+    partitionCounts: list('partition-counts', [1, 100, 10_000, 100_000]),
+    sizes: list('sizes', [100, 1024, 10_240], 20),
+    taskCounts: list('task-counts', [1, 2, 4]),
+    rssRecords: list('rss-records', [1_000_000, 5_000_000]),
+    slowBrokerBytesPerSec: int('slow-broker-bytes', 256 * 1024, 1024),
     producer: {
       acks: 'all',
       maxInFlight: 1,

@@ -55,6 +55,18 @@ export function summarise(results: readonly RunResult[], records: number): Summa
   return out;
 }
 
+/** `f(a) / f(b)` of two contenders' medians, or NaN when either did not run. */
+export function ratioOf(
+  summaries: readonly Summary[],
+  a: ContenderId,
+  b: ContenderId,
+  f: (s: Summary) => number = (s) => s.steadyPerSec,
+): number {
+  const x = summaries.find((s) => s.contender === a);
+  const y = summaries.find((s) => s.contender === b);
+  return x === undefined || y === undefined ? Number.NaN : f(x) / f(y);
+}
+
 /** `value / Kafka Connect's value`, or NaN without a Connect figure. */
 export function ratio(summaries: readonly Summary[], s: Summary, f: (s: Summary) => number): number {
   const connect = summaries.find((x) => x.contender === 'connect');
