@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   BROKER_SECURITY: { retriable: false },
   REBALANCE_IN_PROGRESS: { retriable: true },
   WORKER_FENCED: { retriable: true },
+  FENCING_FAILED: { retriable: true },
   GROUP_REJECTED: { retriable: false },
   KAFKA_CLIENT_UNSUPPORTED: { retriable: false },
 } as const satisfies Record<string, { retriable: boolean }>;

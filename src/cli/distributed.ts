@@ -5,6 +5,7 @@ import type { Logger } from '../api/logger.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
 import { kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
 import { kafkajsLogCreator } from '../kafka/kafkajs-log.js';
+import { KafkajsProducerFencer } from '../kafka/kafkajs-producer-fencer.js';
 import { KafkajsWorkerGroup } from '../kafka/kafkajs-worker-group.js';
 import { MetricsHistory } from '../metrics/metrics-history.js';
 import { MetricsServer } from '../metrics/metrics-server.js';
@@ -16,6 +17,7 @@ import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { DistributedHerder } from '../runtime/distributed/distributed-herder.js';
 import { resolveDistributedSettings } from '../runtime/distributed/distributed-settings.js';
 import { MEMBER_PROTOCOL } from '../runtime/distributed/member-protocol.js';
+import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
 import type { OffsetStore } from '../runtime/ports.js';
 import { Worker } from '../runtime/worker.js';
@@ -65,9 +67,14 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     ]);
   }
   const metricsSettings = await inFile(where, async () => resolveMetricsSettings(config));
-  const metrics = new WorkerMetrics({ partitionLimit: metricsSettings.partitionLimit, staleThresholdMs: metricsSettings.staleThresholdMs });
+  const metrics = new WorkerMetrics({
+    partitionLimit: metricsSettings.partitionLimit,
+    staleThresholdMs: metricsSettings.staleThresholdMs,
+  });
   const levelGiven = config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL;
-  const loggerLevels = new LoggerLevels(parseLogLevel(options.logger && levelGiven === undefined ? 'trace' : logSettings.level) ?? 'INFO');
+  const loggerLevels = new LoggerLevels(
+    parseLogLevel(options.logger && levelGiven === undefined ? 'trace' : logSettings.level) ?? 'INFO',
+  );
   const stderr = options.logger ? undefined : pino.destination({ fd: 2, sync: true });
   const logger = loggerLevels.wrap(options.logger ?? createCliLogger(logSettings, (line) => stderr?.write(line), 'trace'));
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
@@ -148,6 +155,16 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     sessionTimeoutMs: settings.sessionTimeoutMs,
     leaderWaitMs: settings.leaderWaitMs,
     logger,
+    // KIP-618: the leader fences a connector's earlier task producers before new task configs start.
+    ...(workerExactlyOnce(config)
+      ? {
+          exactlyOnce: {
+            fencer: new KafkajsProducerFencer({ kafka }),
+            transactionalId: (connector: string, task: number) =>
+              transactionalId(config, config['offset.storage.topic'] ?? 'connect-offsets', connector, task),
+          },
+        }
+      : {}),
     restartRemoteTask: async (url, connector, task) => {
       const answer = await forwardRequest(
         url,
@@ -161,7 +178,10 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         restOptions.requestTimeoutMs,
       );
       if (answer.status >= 400) {
-        throw new TributaryError('TASK_START_FAILED', `The worker at ${url} could not restart task ${task} of ${connector}: ${answer.body.toString()}`);
+        throw new TributaryError(
+          'TASK_START_FAILED',
+          `The worker at ${url} could not restart task ${task} of ${connector}: ${answer.body.toString()}`,
+        );
       }
     },
   });
@@ -186,7 +206,9 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     await herder.start();
     started = true;
   } catch (e) {
-    await herder.stop().catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, String(stopError)));
+    await herder
+      .stop()
+      .catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, String(stopError)));
     throw e;
   }
   const running = herder;

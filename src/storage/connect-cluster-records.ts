@@ -26,6 +26,8 @@ export type ConfigChange =
   | { readonly kind: 'target-state-removed'; readonly connector: string }
   | { readonly kind: 'task-config'; readonly task: TaskRef; readonly config: Config }
   | { readonly kind: 'tasks-commit'; readonly connector: string; readonly tasks: number }
+  /** `tasks-fencing-<name>` (KIP-618): the task ids below `tasks` were fenced before the latest task configs started. */
+  | { readonly kind: 'task-count'; readonly connector: string; readonly tasks: number }
   | {
       readonly kind: 'restart-request';
       readonly connector: string;
@@ -34,7 +36,7 @@ export type ConfigChange =
       /** Fields that were missing or not booleans and were taken as `false`, as Connect does. */
       readonly defaulted: readonly string[];
     }
-  /** A record Connect writes that Tributary does not use (session key, task count records, logger levels). */
+  /** A record Connect writes that Tributary does not use (session key, logger levels). */
   | { readonly kind: 'ignored'; readonly key: string }
   /** A record that cannot be used: `problem` says what was wrong. */
   | { readonly kind: 'invalid'; readonly key: string | null; readonly problem: string };
@@ -56,6 +58,7 @@ export const CONFIG_KEYS = {
   commit: (name: string): string => `commit-${name}`,
   targetState: (name: string): string => `target-state-${name}`,
   restart: (name: string): string => `restart-connector-${name}`,
+  taskCount: (name: string): string => `tasks-fencing-${name}`,
 } as const;
 
 /** Keys of the status topic, as `KafkaStatusBackingStore` names them. */
@@ -66,7 +69,7 @@ export const STATUS_KEYS = {
 } as const;
 
 /** Config topic keys Connect writes that carry nothing Tributary uses; kept in the topic, skipped on read. */
-const IGNORED_CONFIG_PREFIXES = ['tasks-fencing-', 'logger-cluster-'];
+const IGNORED_CONFIG_PREFIXES = ['logger-cluster-'];
 const IGNORED_CONFIG_KEYS = ['session-key'];
 
 const STORED_STATES: readonly StoredStatusState[] = [
@@ -96,6 +99,11 @@ export function commitValue(tasks: number): string {
 export function targetStateValue(state: TargetState): string {
   const v2 = state === 'RUNNING' ? 'STARTED' : state;
   return JSON.stringify({ state: v2 === 'STOPPED' ? 'PAUSED' : v2, 'state.v2': v2 });
+}
+
+/** `{"task-count": n}`: a task count record (KIP-618 zombie fencing). */
+export function taskCountValue(tasks: number): string {
+  return JSON.stringify({ 'task-count': tasks });
 }
 
 /** `{"include-tasks": b, "only-failed": b}`: a restart request. */
@@ -157,6 +165,15 @@ export function parseConfigRecord(key: string | null, value: Buffer | string | n
       return { kind: 'invalid', key, problem: `'tasks' must be a non-negative integer, got ${describe(tasks)}` };
     }
     return { kind: 'tasks-commit', connector, tasks };
+  }
+  if (key.startsWith('tasks-fencing-')) {
+    const connector = key.slice('tasks-fencing-'.length);
+    if (!isObject(json)) return { kind: 'invalid', key, problem: `a task count record must be an object, got ${describe(json)}` };
+    const tasks = json['task-count'];
+    if (typeof tasks !== 'number' || !Number.isInteger(tasks) || tasks < 0 || tasks > 2 ** 31 - 1) {
+      return { kind: 'invalid', key, problem: `'task-count' must be a non-negative integer, got ${describe(tasks)}` };
+    }
+    return { kind: 'task-count', connector, tasks };
   }
   if (key.startsWith('restart-connector-')) {
     const connector = key.slice('restart-connector-'.length);
@@ -245,7 +262,10 @@ export interface ApplyNote {
  * - a commit for a connector with no config (deleted, then compacted) is ignored;
  * - a connector tombstone removes its config and tasks; a target-state tombstone removes the
  *   state (the connector, if it still has a config, is RUNNING again);
- * - a target state may come before its connector's config (an initial state) and is kept.
+ * - a target state may come before its connector's config (an initial state) and is kept;
+ * - a commit makes the connector pending fencing (KIP-618) until a `tasks-fencing-*` record comes
+ *   after it; task count records outlive their connector (a deleted connector's zombies must be
+ *   fenced when one of the same name is created again).
  */
 export class ConfigTopicState {
   private offset = 0n;
@@ -255,6 +275,8 @@ export class ConfigTopicState {
   private readonly deferred = new Map<string, Map<number, Config>>();
   private readonly inconsistent = new Set<string>();
   private readonly restartRequests: RestartRequest[] = [];
+  private readonly taskCountRecords = new Map<string, number>();
+  private readonly pendingFencing = new Set<string>();
   private cached: ClusterConfigSnapshot | undefined;
 
   /**
@@ -288,6 +310,10 @@ export class ConfigTopicState {
       }
       case 'tasks-commit':
         return this.commit(change.connector, change.tasks);
+      case 'task-count':
+        this.taskCountRecords.set(change.connector, change.tasks);
+        this.pendingFencing.delete(change.connector);
+        return undefined;
       case 'restart-request':
         if (keepRestarts) {
           this.restartRequests.push({
@@ -316,6 +342,8 @@ export class ConfigTopicState {
       taskConfigs: new Map(this.taskConfigs),
       inconsistent: new Set(this.inconsistent),
       restartRequests: [...this.restartRequests],
+      taskCountRecords: new Map(this.taskCountRecords),
+      pendingFencing: new Set(this.pendingFencing),
     };
     this.cached = snapshot;
     return snapshot;
@@ -346,6 +374,7 @@ export class ConfigTopicState {
     }
     this.taskConfigs.set(connector, configs);
     this.inconsistent.delete(connector);
+    this.pendingFencing.add(connector);
     return undefined;
   }
 
@@ -354,6 +383,7 @@ export class ConfigTopicState {
     this.taskConfigs.delete(connector);
     this.deferred.delete(connector);
     this.inconsistent.delete(connector);
+    this.pendingFencing.delete(connector);
   }
 }
 

@@ -12,6 +12,7 @@ import {
   parseConfigRecord,
   restartValue,
   targetStateValue,
+  taskCountValue,
 } from './connect-cluster-records.js';
 import { ensureClusterTopic } from './ensure-cluster-topic.js';
 
@@ -177,6 +178,19 @@ export class KafkaConfigTopicStore implements ConfigTopicStore {
     }
     return this.send(`target state ${state} of connector '${name}'`, [
       { key: CONFIG_KEYS.targetState(name), value: targetStateValue(state) },
+    ]);
+  }
+
+  async putTaskCountRecord(name: string, tasks: number): Promise<void> {
+    checkName(name);
+    if (!Number.isInteger(tasks) || tasks < 0 || tasks > 2 ** 31 - 1) {
+      throw new TributaryError(
+        'CONFIG_INVALID',
+        `Task count record of connector '${name}' must be a non-negative 32-bit integer, got ${JSON.stringify(tasks)}`,
+      );
+    }
+    return this.send(`task count record of connector '${name}'`, [
+      { key: CONFIG_KEYS.taskCount(name), value: taskCountValue(tasks) },
     ]);
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CONFIG_KEYS,
   ConfigTopicState,
   commitValue,
   configValue,
@@ -9,6 +10,7 @@ import {
   StatusTopicState,
   statusValue,
   targetStateValue,
+  taskCountValue,
   topicStatusValue,
 } from '../../src/storage/connect-cluster-records.js';
 
@@ -161,13 +163,64 @@ describe('config topic records', () => {
     expect(parseConfigRecord('restart-connector-a', '{}')).toMatchObject({ defaulted: ['include-tasks', 'only-failed'] });
   });
 
-  it("skips Connect's session key, task count and logger records without calling them invalid", () => {
+  it("skips Connect's session key and logger records without calling them invalid", () => {
     expect(parseConfigRecord('session-key', '{"key":"x","algorithm":"HmacSHA256","creation-timestamp":1}')).toEqual({
       kind: 'ignored',
       key: 'session-key',
     });
-    expect(parseConfigRecord('tasks-fencing-c', '{"task-count":2}')).toMatchObject({ kind: 'ignored' });
     expect(parseConfigRecord('logger-cluster-org.foo', '{"level":"DEBUG"}')).toMatchObject({ kind: 'ignored' });
+  });
+
+  it('reads and writes Connect\'s task count records ({"task-count": n} under tasks-fencing-<name>)', () => {
+    expect(taskCountValue(3)).toBe('{"task-count":3}');
+    expect(CONFIG_KEYS.taskCount('my-conn')).toBe('tasks-fencing-my-conn');
+    expect(parseConfigRecord('tasks-fencing-my-conn', '{"task-count":2}')).toEqual({
+      kind: 'task-count',
+      connector: 'my-conn',
+      tasks: 2,
+    });
+    expect(parseConfigRecord('tasks-fencing-c', '{"task-count":"2"}')).toMatchObject({
+      kind: 'invalid',
+      problem: expect.stringContaining("'task-count' must be a non-negative integer, got"),
+    });
+    expect(parseConfigRecord('tasks-fencing-c', '7')).toMatchObject({
+      kind: 'invalid',
+      problem: expect.stringContaining('must be an object'),
+    });
+  });
+
+  it('makes a connector pending fencing at each commit until a task count record follows it', () => {
+    const state = fold([
+      ['connector-c', cfg({ a: '1' })],
+      ['task-c-0', cfg({ t: '0' })],
+      ['task-c-1', cfg({ t: '1' })],
+      ['commit-c', commitValue(2)],
+    ]);
+    expect(state.snapshot().pendingFencing).toEqual(new Set(['c']));
+    state.apply(parseConfigRecord('tasks-fencing-c', taskCountValue(2)), 4n);
+    expect(state.snapshot().pendingFencing).toEqual(new Set());
+    expect(state.snapshot().taskCountRecords).toEqual(new Map([['c', 2]]));
+    // A shrink to one task: pending again, and the record still says 2 until the leader writes one.
+    state.apply(parseConfigRecord('task-c-0', cfg({ t: '0' })), 5n);
+    state.apply(parseConfigRecord('commit-c', commitValue(1)), 6n);
+    expect(state.snapshot().pendingFencing).toEqual(new Set(['c']));
+    expect(state.snapshot().taskCountRecords.get('c')).toBe(2);
+    // An inconsistent commit applies nothing, so it starts nothing either.
+    state.apply(parseConfigRecord('tasks-fencing-c', taskCountValue(2)), 7n);
+    state.apply(parseConfigRecord('commit-c', commitValue(3)), 8n);
+    expect(state.snapshot().pendingFencing).toEqual(new Set());
+  });
+
+  it("keeps a deleted connector's task count record (its zombies are fenced when the name comes back)", () => {
+    const state = fold([
+      ['connector-c', cfg({ a: '1' })],
+      ['task-c-0', cfg({ t: '0' })],
+      ['commit-c', commitValue(1)],
+      ['tasks-fencing-c', taskCountValue(4)],
+      ['connector-c', null],
+    ]);
+    expect(state.snapshot().taskCountRecords.get('c')).toBe(4);
+    expect(state.snapshot().pendingFencing).toEqual(new Set());
   });
 
   it('says what is wrong with a record it cannot use, and leaves the state alone', () => {
@@ -244,7 +297,11 @@ describe('status topic records', () => {
     state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: running('new:1', 7) });
     state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: running('fresh:1', 1) });
     expect(state.task({ connector: 'c', task: 0 })?.workerId).toBe('fresh:1');
-    state.apply({ kind: 'task-status', task: { connector: 'c', task: 0 }, status: { state: 'UNASSIGNED', workerId: 'new:1', generation: 0 } });
+    state.apply({
+      kind: 'task-status',
+      task: { connector: 'c', task: 0 },
+      status: { state: 'UNASSIGNED', workerId: 'new:1', generation: 0 },
+    });
     expect(state.task({ connector: 'c', task: 0 })).toMatchObject({ workerId: 'fresh:1', state: 'RUNNING' });
   });
 

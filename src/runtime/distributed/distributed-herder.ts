@@ -39,6 +39,7 @@ import type {
   ConfigTopicStore,
   GroupJoin,
   GroupMember,
+  ProducerFencer,
   StatusEntry,
   StatusTopicStore,
   TaskConfigs,
@@ -46,6 +47,7 @@ import type {
   WorkItems,
 } from './ports.js';
 import { type AssignorMember, type AssignorState, assignWork, type HeldWork } from './work-assignor.js';
+import { zombieFencing } from './zombie-fencing.js';
 
 /** The property a Tributary task config is stored under in a `task-<name>-<n>` record (as canonical JSON). */
 export const TASK_CONFIG_PROPERTY = 'tributary.task.config';
@@ -75,6 +77,18 @@ export interface DistributedHerderOptions {
   readonly now?: () => number;
   /** How often statuses of what runs here are written when they changed; default 1 s. */
   readonly statusIntervalMs?: number;
+  /**
+   * With `exactly.once.source.support=enabled`: KIP-618 zombie fencing. No task of a connector
+   * starts after its task configs change until the leader has fenced the transactional
+   * producers of every earlier task id and written a `tasks-fencing-<connector>` record.
+   */
+  readonly exactlyOnce?: {
+    readonly fencer: ProducerFencer;
+    /** A task's transactional id, as its producer uses it (`${group.id}-${connector}-${task}`). */
+    readonly transactionalId: (connector: string, task: number) => string;
+    /** Wait before a failed fencing round is tried again; default 2 s. */
+    readonly retryMs?: number;
+  };
 }
 
 interface Leadership {
@@ -123,6 +137,9 @@ export class DistributedHerder implements Herder {
   private statusTimer: NodeJS.Timeout | undefined;
   private delayTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Connectors whose fencing round runs now (leader only). */
+  private readonly fencing = new Set<string>();
+  private fenceTimer: NodeJS.Timeout | undefined;
   private readonly inspected = new Map<
     string,
     Promise<{ passwords: ReadonlySet<string>; connectorClass?: SourceConnectorClass }>
@@ -315,6 +332,7 @@ export class DistributedHerder implements Herder {
     for (const wake of this.leaderWaiters) wake();
     this.leaderWaiters.clear();
     await this.reconcile();
+    this.fenceZombies();
     if (revoked > 0) this.group.requestRejoin('revoked work is stopped');
     clearTimeout(this.delayTimer);
     if (a.delayMs > 0) {
@@ -338,6 +356,7 @@ export class DistributedHerder implements Herder {
     this.snapshot = snapshot;
     this.inspected.clear();
     void this.reconcile();
+    this.fenceZombies();
     if (this.leadership?.isLeader && workSignature(snapshot) !== this.assignedWork) this.group.requestRejoin('config changed');
     for (const r of snapshot.restartRequests) {
       if (r.offset <= this.restartsSeen) continue;
@@ -371,6 +390,9 @@ export class DistributedHerder implements Herder {
     };
     for (const c of this.assigned.connectors) if (snapshot.connectors.has(c)) entry(c).runsConnector = true;
     for (const t of this.assigned.tasks) {
+      // Exactly-once: the tasks of new task configs wait for the leader's fencing round (and
+      // those of the configs before stop, as in Kafka Connect: they are fenced anyway).
+      if (this.options.exactlyOnce !== undefined && snapshot.pendingFencing.has(t.connector)) continue;
       const config = snapshot.taskConfigs.get(t.connector)?.[t.task];
       if (config !== undefined && snapshot.connectors.has(t.connector))
         entry(t.connector).tasks.set(t.task, decodeTaskConfig(config));
@@ -421,6 +443,48 @@ export class DistributedHerder implements Herder {
       await plan.done;
     } catch (err) {
       this.log.error({ event: 'connector.restart.failed', connector: name, err }, `restart of connector ${name} failed`);
+    }
+  }
+
+  /**
+   * Leader, exactly-once: a fencing round for each connector pending one (KIP-618, Kafka
+   * Connect's `fenceZombieSourceTasks`): fences the transactional ids of every task id that may
+   * have run before ({@link zombieFencing}), then writes the task count record, which lets the
+   * new task configs start. A failed round is logged and tried again.
+   */
+  private fenceZombies(): void {
+    const eos = this.options.exactlyOnce;
+    if (eos === undefined || !this.leadership?.isLeader || this.stopped !== undefined) return;
+    for (const name of this.config.snapshot().pendingFencing) {
+      if (this.fencing.has(name)) continue;
+      this.fencing.add(name);
+      this.leaderWrite(async (snapshot) => {
+        const round = zombieFencing(snapshot, name, eos.transactionalId);
+        if (round === undefined) return;
+        await eos.fencer.fence(round.transactionalIds);
+        this.assertMember(`The task count record of connector ${name}`);
+        await this.config.putTaskCountRecord(name, round.taskCount);
+        this.log.info(
+          { event: 'connector.tasks.fenced', connector: name, fenced: round.transactionalIds.length },
+          `fenced the producers of ${round.transactionalIds.length} earlier task(s) of ${name}; its tasks may start`,
+        );
+      }).then(
+        () => {
+          this.fencing.delete(name);
+          // A commit that came meanwhile may need another round.
+          this.fenceZombies();
+        },
+        (err: unknown) => {
+          this.fencing.delete(name);
+          this.log.error(
+            { event: 'connector.tasks.fencing.failed', connector: name, err },
+            `fencing the earlier tasks of ${name} failed; its tasks stay stopped and it is tried again`,
+          );
+          clearTimeout(this.fenceTimer);
+          this.fenceTimer = setTimeout(() => this.fenceZombies(), eos.retryMs ?? 2000);
+          this.fenceTimer.unref();
+        },
+      );
     }
   }
 
@@ -915,6 +979,7 @@ export class DistributedHerder implements Herder {
   private async stopOnce(): Promise<void> {
     clearInterval(this.statusTimer);
     clearTimeout(this.delayTimer);
+    clearTimeout(this.fenceTimer);
     this.unsubscribe?.();
     for (const wake of this.leaderWaiters) wake();
     const ran = this.assigned;
@@ -949,7 +1014,11 @@ export class DistributedHerder implements Herder {
   }
 }
 
-function copyHeld(h: HeldWork): { workerId: string; items: { connectors: string[]; tasks: Array<{ connector: string; task: number }> }; until: number } {
+function copyHeld(h: HeldWork): {
+  workerId: string;
+  items: { connectors: string[]; tasks: Array<{ connector: string; task: number }> };
+  until: number;
+} {
   return { workerId: h.workerId, items: { connectors: [...h.items.connectors], tasks: [...h.items.tasks] }, until: h.until };
 }
 

@@ -43,6 +43,17 @@ export interface ClusterConfigSnapshot {
   readonly inconsistent: ReadonlySet<string>;
   /** `restart-connector-<name>` requests, in topic order, read since the store started. */
   readonly restartRequests: ReadonlyArray<RestartRequest>;
+  /**
+   * `tasks-fencing-<name>` records (KIP-618), by connector: the producers of task ids below the
+   * count were fenced by the leader. Kept after the connector is deleted.
+   */
+  readonly taskCountRecords: ReadonlyMap<string, number>;
+  /**
+   * Connectors whose latest committed task configs came after their latest task count record:
+   * with exactly-once, none of their tasks may start until the leader has fenced the earlier
+   * ones and written a task count record.
+   */
+  readonly pendingFencing: ReadonlySet<string>;
 }
 
 /** A restart asked for through the config topic (`POST /connectors/{c}/restart` in distributed mode). */
@@ -77,9 +88,21 @@ export interface ConfigTopicStore {
   putTargetState(name: string, state: TargetState): Promise<void>;
   /** `task-<name>-<i>` = `{"properties": config}` for each, then `commit-<name>` = `{"tasks": n}`. */
   putTaskConfigs(name: string, configs: TaskConfigs): Promise<void>;
+  /** `tasks-fencing-<name>` = `{"task-count": n}` (KIP-618): the task ids below `n` are fenced. */
+  putTaskCountRecord(name: string, tasks: number): Promise<void>;
   /** `restart-connector-<name>` = `{"include-tasks": bool, "only-failed": bool}`. */
   putRestartRequest(name: string, request: { includeTasks: boolean; onlyFailed: boolean }): Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * Fences transactional producers (KIP-618 zombie fencing), as Kafka's `Admin.fenceProducers`:
+ * registers each transactional id with its coordinator (InitProducerId), which bumps its epoch,
+ * so an earlier producer of that id can neither write nor commit any more, and aborts the
+ * transaction it left open. Resolves once every id is fenced; rejects if any could not be.
+ */
+export interface ProducerFencer {
+  fence(transactionalIds: readonly string[]): Promise<void>;
 }
 
 /** A state as the status topic stores it (Kafka Connect's `AbstractStatus.State`). */
