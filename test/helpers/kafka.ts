@@ -13,8 +13,9 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, inject, onTestFinished } from 'vitest';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
-import { TopicReader, type TopicRecord } from '../../src/kafka/topic-reader.js';
+import type { TopicRecord } from '../../src/kafka/topic-reader.js';
 import { type KafkaBroker, type StartBrokerOptions, startBroker } from '../kafka/broker.js';
+import { readWholeTopic } from './distributed-audit.js';
 
 /** Bootstrap servers of the test broker, or undefined when there is none (see {@link kafkaSkipReason}). */
 export function kafkaBootstrap(): string | undefined {
@@ -77,28 +78,7 @@ export async function consumeAll(
   timeoutMs = 30_000,
   kafka: Kafka = testKafka(),
 ): Promise<ConsumedRecord[]> {
-  const records: ConsumedRecord[] = [];
-  const reader = new TopicReader({ kafka, topic, groupIdPrefix: 'tributary-test-consume', onRecord: (r) => records.push(r) });
-  const deadline = Date.now() + timeoutMs;
-  try {
-    await reader.start();
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      try {
-        await reader.readToEnd(left);
-      } catch {
-        break;
-      }
-      if (records.length >= expectedCount) {
-        return records.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`consumeAll('${topic}'): got ${records.length} of ${expectedCount} records within ${timeoutMs} ms`);
-  } finally {
-    await reader.stop();
-  }
+  return readWholeTopic(kafka, topic, expectedCount, timeoutMs);
 }
 
 /**

@@ -5,74 +5,25 @@
  * sequence, every number up to its committed offset is in the topic.
  */
 import { afterEach, expect, it } from 'vitest';
+import {
+  auditDatagen,
+  committedDatagenSeqs,
+  readWholeTopic,
+  connectorStatus as status,
+  type TaskState,
+  tasksRunning,
+} from '../helpers/distributed-audit.js';
 import { rest, TestCluster } from '../helpers/distributed-cluster.js';
-import { consumeAll, describeKafka, requireKafkaBootstrap, testKafka } from '../helpers/kafka.js';
-import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
+import { describeKafka, requireKafkaBootstrap, testKafka } from '../helpers/kafka.js';
 
 const DATAGEN = './examples/datagen/src/index.ts#DatagenConnector';
 
-interface TaskState {
-  id: number;
-  state: string;
-  worker_id: string;
-}
-
-async function status(url: string, name: string): Promise<{ connector: { state: string; worker_id: string }; tasks: TaskState[] } | undefined> {
-  const r = await rest(url, 'GET', `/connectors/${name}/status`);
-  return r.status === 200 ? (r.body as { connector: { state: string; worker_id: string }; tasks: TaskState[] }) : undefined;
-}
-
-/** Waits until every task of `name` is RUNNING (as `url` sees it) and `check` holds; returns the tasks. */
-async function tasksRunning(url: string, name: string, count: number, check: (tasks: TaskState[]) => boolean = () => true, ms = 60_000) {
-  let last: TaskState[] = [];
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const s = await status(url, name).catch(() => undefined);
-    last = s?.tasks ?? [];
-    if (last.length === count && last.every((t) => t.state === 'RUNNING') && check(last)) return last;
-    if (Date.now() > deadline) throw new Error(`tasks of ${name} not all RUNNING within ${ms} ms: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** Committed `seq` per datagen key (`task-sequence`), from the cluster's offsets topic. */
-async function committed(topic: string, connector: string): Promise<Map<string, number>> {
-  const store = new KafkaOffsetStore({ kafka: testKafka(), topic, logger: { warn() {} } });
-  await store.start();
-  try {
-    const entries = await store.read(connector);
-    return new Map(
-      entries.map((e) => {
-        const p = e.partition as { task: number; sequence: number };
-        return [`${p.task}-${p.sequence}`, (e.offset as { seq: number }).seq];
-      }),
-    );
-  } finally {
-    await store.stop();
-  }
-}
-
 /** Missing and duplicate records: every seq 1..committed of each key must be in the topic. */
 async function audit(dataTopic: string, offsetsTopic: string, connector: string) {
-  const offsets = await committed(offsetsTopic, connector);
+  const offsets = await committedDatagenSeqs(testKafka(), offsetsTopic, connector);
   const expected = [...offsets.values()].reduce((a, b) => a + b, 0);
-  const records = await consumeAll(dataTopic, expected, 60_000);
-  const seen = new Map<string, Map<number, number>>();
-  for (const r of records) {
-    const v = JSON.parse(String(r.value)) as { task: number; sequence: number; seq: number };
-    const key = `${v.task}-${v.sequence}`;
-    const m = seen.get(key) ?? new Map<number, number>();
-    m.set(v.seq, (m.get(v.seq) ?? 0) + 1);
-    seen.set(key, m);
-  }
-  let missing = 0;
-  let duplicates = 0;
-  for (const [key, upTo] of offsets) {
-    const m = seen.get(key) ?? new Map();
-    for (let s = 1; s <= upTo; s++) if (!m.has(s)) missing++;
-  }
-  for (const m of seen.values()) for (const n of m.values()) duplicates += n - 1;
-  return { missing, duplicates, committed: expected, records: records.length };
+  const result = auditDatagen(await readWholeTopic(testKafka(), dataTopic, expected, 60_000), offsets);
+  return { missing: result.missing, duplicates: result.duplicates, committed: result.expected, records: result.records };
 }
 
 describeKafka('distributed mode: three workers', () => {
@@ -82,10 +33,14 @@ describeKafka('distributed mode: three workers', () => {
     cluster = undefined;
   });
 
-  it('creates through any worker, spreads the tasks, moves a SIGKILLed worker\'s tasks, and loses nothing', async () => {
+  it("creates through any worker, spreads the tasks, moves a SIGKILLed worker's tasks, and loses nothing", async () => {
     cluster = await TestCluster.create({ bootstrap: requireKafkaBootstrap(), workers: 3 });
     await cluster.start();
-    const [a, b, c] = cluster.workers as [NonNullable<TestCluster['workers'][0]>, NonNullable<TestCluster['workers'][0]>, NonNullable<TestCluster['workers'][0]>];
+    const [a, b, c] = cluster.workers as [
+      NonNullable<TestCluster['workers'][0]>,
+      NonNullable<TestCluster['workers'][0]>,
+      NonNullable<TestCluster['workers'][0]>,
+    ];
     const topic = `${cluster.groupId}-data`;
     // Created through the last worker to start, which is not the leader unless it won the first join.
     const created = await rest(c.url, 'POST', '/connectors', {
@@ -172,7 +127,13 @@ describeKafka('distributed mode: three workers', () => {
       const peer = cluster.workers.find((x) => x !== w) as typeof w;
       const after = await tasksRunning(peer.url, 'gen', 3, (ts) => ts.every((t) => t.worker_id !== ''), 30_000);
       // Held for it while it restarted (scheduled.rebalance.max.delay.ms): nothing else moved.
-      const joins = cluster.workers.map((x) => `${x.workerId}: ${x.events('group.joined').map((e) => e.msg).join(' | ')}`);
+      const joins = cluster.workers.map(
+        (x) =>
+          `${x.workerId}: ${x
+            .events('group.joined')
+            .map((e) => e.msg)
+            .join(' | ')}`,
+      );
       expect(placement(after), joins.join('\n')).toEqual(placement(before));
     }
     await new Promise((r) => setTimeout(r, 2000));
@@ -189,7 +150,10 @@ describeKafka('distributed mode: three workers', () => {
       name: 'twice',
       config: { 'connector.class': DATAGEN, topic: `${cluster?.groupId}-twice`, 'tasks.max': '1', rate },
     });
-    const [ra, rb] = await Promise.all([rest(a.url, 'POST', '/connectors', body('1')), rest(b.url, 'POST', '/connectors', body('2'))]);
+    const [ra, rb] = await Promise.all([
+      rest(a.url, 'POST', '/connectors', body('1')),
+      rest(b.url, 'POST', '/connectors', body('2')),
+    ]);
     expect([ra.status, rb.status].sort()).toEqual([201, 409]);
     const winner = ra.status === 201 ? '1' : '2';
     const config = await rest(b.url, 'GET', '/connectors/twice/config');
