@@ -36,6 +36,12 @@ const RETRIABLE_MESSAGES = [
   'The fetch session epoch is invalid',
   'There are unstable offsets that need to be cleared',
   'The producer attempted to update a transaction while another concurrent operation',
+  // Group membership (distributed mode): the worker group answers each of these itself and logs what it does.
+  'The group is rebalancing, so a rejoin is needed',
+  'The coordinator is not aware of this member',
+  'Specified group generation id is not valid',
+  // A cluster topic or heartbeat topic created by another worker first: the creator checks it instead.
+  'Topic with this name already exists',
 ];
 
 /** Messages of a broker that cannot be reached at all. */

@@ -110,7 +110,10 @@ describe('kafkajs log lines', () => {
     log(entry(1, 'Response Metadata(key: 3, version: 6)', { error: 'This server is not the leader for that topic-partition' }));
     log(entry(1, "The coordinator is loading and hence can't process requests", { retryCount: 0 }));
     log(entry(1, 'Response GroupCoordinator(key: 10, version: 2)', { error: 'The group coordinator is not available' }));
-    expect(lines.map(([level]) => level)).toEqual(['debug', 'debug', 'debug']);
+    // Distributed mode's group membership answers these itself.
+    log(entry(1, 'Response Heartbeat(key: 12, version: 1)', { error: 'The group is rebalancing, so a rejoin is needed' }));
+    log(entry(1, 'Response CreateTopics(key: 19, version: 3)', { error: 'Topic with this name already exists' }));
+    expect(lines.map(([level]) => level)).toEqual(['debug', 'debug', 'debug', 'debug', 'debug']);
   });
 
   it('turns an unreachable broker into one clear warning, and its retries into debug lines', () => {
