@@ -65,9 +65,14 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     ]);
   }
   const metricsSettings = await inFile(where, async () => resolveMetricsSettings(config));
-  const metrics = new WorkerMetrics({ partitionLimit: metricsSettings.partitionLimit, staleThresholdMs: metricsSettings.staleThresholdMs });
+  const metrics = new WorkerMetrics({
+    partitionLimit: metricsSettings.partitionLimit,
+    staleThresholdMs: metricsSettings.staleThresholdMs,
+  });
   const levelGiven = config['log.level'] ?? process.env.TRIBUTARY_LOG_LEVEL;
-  const loggerLevels = new LoggerLevels(parseLogLevel(options.logger && levelGiven === undefined ? 'trace' : logSettings.level) ?? 'INFO');
+  const loggerLevels = new LoggerLevels(
+    parseLogLevel(options.logger && levelGiven === undefined ? 'trace' : logSettings.level) ?? 'INFO',
+  );
   const stderr = options.logger ? undefined : pino.destination({ fd: 2, sync: true });
   const logger = loggerLevels.wrap(options.logger ?? createCliLogger(logSettings, (line) => stderr?.write(line), 'trace'));
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
@@ -161,11 +166,14 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         restOptions.requestTimeoutMs,
       );
       if (answer.status >= 400) {
-        throw new TributaryError('TASK_START_FAILED', `The worker at ${url} could not restart task ${task} of ${connector}: ${answer.body.toString()}`);
+        throw new TributaryError(
+          'TASK_START_FAILED',
+          `The worker at ${url} could not restart task ${task} of ${connector}: ${answer.body.toString()}`,
+        );
       }
     },
   });
-  const cluster = { herder, locator: herder };
+  const cluster = { herder, locator: herder, leaderWaitMs: settings.leaderWaitMs };
   let started = false;
   try {
     await adapters.check();
@@ -177,6 +185,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
       history,
       ready: () => started,
       cluster,
+      clusterId: kafkaClusterId(kafka),
     });
     if (metricsSettings.listeners !== '') {
       metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
@@ -186,12 +195,32 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     await herder.start();
     started = true;
   } catch (e) {
-    await herder.stop().catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, String(stopError)));
+    await herder
+      .stop()
+      .catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, String(stopError)));
     throw e;
   }
   const running = herder;
   const server = rest;
   return { herder: running, rest: server, metrics, stop: () => running.stop() };
+}
+
+/** `GET /`'s Kafka cluster id, asked once through the worker's client (null while the broker cannot be reached). */
+function kafkaClusterId(kafka: Kafka): () => Promise<string | null> {
+  let known: string | undefined;
+  return async () => {
+    if (known !== undefined) return known;
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      known = (await admin.describeCluster()).clusterId;
+      return known;
+    } catch {
+      return null;
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  };
 }
 
 /** The offset store with every write checked first (`check` throws to refuse it). */
