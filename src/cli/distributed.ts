@@ -185,7 +185,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
       }
     },
   });
-  const cluster = { herder, locator: herder };
+  const cluster = { herder, locator: herder, leaderWaitMs: settings.leaderWaitMs };
   let started = false;
   try {
     await adapters.check();
@@ -197,6 +197,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
       history,
       ready: () => started,
       cluster,
+      clusterId: kafkaClusterId(kafka),
     });
     if (metricsSettings.listeners !== '') {
       metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
@@ -214,6 +215,24 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   const running = herder;
   const server = rest;
   return { herder: running, rest: server, metrics, stop: () => running.stop() };
+}
+
+/** `GET /`'s Kafka cluster id, asked once through the worker's client (null while the broker cannot be reached). */
+function kafkaClusterId(kafka: Kafka): () => Promise<string | null> {
+  let known: string | undefined;
+  return async () => {
+    if (known !== undefined) return known;
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      known = (await admin.describeCluster()).clusterId;
+      return known;
+    } catch {
+      return null;
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  };
 }
 
 /** The offset store with every write checked first (`check` throws to refuse it). */

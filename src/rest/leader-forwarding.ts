@@ -39,6 +39,9 @@ export function forwardRequest(
       target,
       {
         method: request.method,
+        // A fresh connection each time: a kept-alive socket to a worker that died fails as "socket
+        // hang up", which cannot tell "never arrived" from "done, answer lost"; a new one is refused.
+        agent: false,
         headers: {
           ...request.headers,
           ...(request.body !== undefined ? { 'content-length': String(Buffer.byteLength(request.body)) } : {}),
@@ -75,11 +78,26 @@ export function forwardRequest(
   });
 }
 
+/** A task restart: no config write, so the worker asked routes it to the worker that runs the task itself. */
+const TASK_RESTART = /^\/connectors\/[^/]+\/tasks\/[^/]+\/restart\/?$/;
+
 /** Whether a request changes the cluster's connectors, so the leader must do it. */
 function needsLeader(request: FastifyRequest): boolean {
   if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return false;
   const path = request.url.split('?')[0] ?? '';
+  if (request.method === 'POST' && TASK_RESTART.test(path)) return false;
   return path === '/connectors' || path.startsWith('/connectors/');
+}
+
+/**
+ * Errors of a connection that was never made: the request did not reach the other worker, so
+ * sending it again cannot do it twice. A leader that was killed answers so until the group
+ * notices (its session times out) and a new leader is known.
+ */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+function neverConnected(e: unknown): boolean {
+  return NOT_CONNECTED.has(String((e as NodeJS.ErrnoException | undefined)?.code));
 }
 
 /**
@@ -91,38 +109,56 @@ function needsLeader(request: FastifyRequest): boolean {
 export function addLeaderForwarding(
   app: FastifyInstance,
   locator: LeaderLocator,
-  options: { tls: RestTls | undefined; timeoutMs: number },
+  options: {
+    tls: RestTls | undefined;
+    timeoutMs: number;
+    /** How long a leader that cannot be reached is tried again (the group may be electing another); default 60 s. */
+    unreachableWaitMs?: number;
+    /** Pause between those tries; default 250 ms. */
+    retryDelayMs?: number;
+  },
 ): void {
+  const waitMs = options.unreachableWaitMs ?? 60_000;
+  const delayMs = options.retryDelayMs ?? 250;
   app.addHook('preHandler', async (request, reply) => {
     if (!needsLeader(request)) return;
     const hops = Number(request.headers[FORWARDED_HEADER] ?? 0);
-    const { url, self } = await locator.leader();
-    if (self) return;
-    if (!Number.isFinite(hops) || hops >= MAX_HOPS) {
-      throw new RestError(
-        409,
-        'Cannot complete request because of a conflicting operation (e.g. worker rebalance): the leader kept moving',
-      );
-    }
     const headers: Record<string, string> = { [FORWARDED_HEADER]: String(hops + 1) };
     for (const name of ['content-type', 'authorization', 'accept']) {
       const v = request.headers[name];
       if (typeof v === 'string') headers[name] = v;
     }
     const body = request.body === undefined || request.body === null ? undefined : JSON.stringify(request.body);
+    const deadline = Date.now() + waitMs;
     let answer: ForwardedAnswer;
-    try {
-      answer = await forwardRequest(
-        url,
-        { method: request.method, path: request.url, headers, body },
-        options.tls,
-        options.timeoutMs,
-      );
-    } catch (e) {
-      throw new RestError(
-        409,
-        `Cannot complete request: forwarding it to the leader at ${url} failed (${(e as Error).message}); retry`,
-      );
+    for (;;) {
+      const { url, self } = await locator.leader();
+      if (self) return;
+      if (!Number.isFinite(hops) || hops >= MAX_HOPS) {
+        throw new RestError(
+          409,
+          'Cannot complete request because of a conflicting operation (e.g. worker rebalance): the leader kept moving',
+        );
+      }
+      try {
+        answer = await forwardRequest(
+          url,
+          { method: request.method, path: request.url, headers, body },
+          options.tls,
+          options.timeoutMs,
+        );
+        break;
+      } catch (e) {
+        // Not sent at all: the leader is gone. Ask again, by when the group may know a new one.
+        if (neverConnected(e) && Date.now() + delayMs < deadline) {
+          await new Promise((r) => setTimeout(r, delayMs));
+          continue;
+        }
+        throw new RestError(
+          409,
+          `Cannot complete request: forwarding it to the leader at ${url} failed (${(e as Error).message}); retry`,
+        );
+      }
     }
     reply.code(answer.status);
     for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);

@@ -37,7 +37,12 @@ export interface RestAppContext {
    * instead of the local worker (metrics and the status page stay this worker's own), and where
    * its leader is: requests that change connectors are forwarded there.
    */
-  readonly cluster?: { readonly herder: Herder; readonly locator: LeaderLocator };
+  readonly cluster?: {
+    readonly herder: Herder;
+    readonly locator: LeaderLocator;
+    /** How long a write waits for an unreachable leader to be replaced (`rest.leader.wait.ms`); default 60 s. */
+    readonly leaderWaitMs?: number;
+  };
 }
 
 /**
@@ -179,7 +184,12 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   // A connector.class from a request names only a listed plugin, unless the operator allowed module paths.
   const pluginAccess: PluginAccess = options.pluginModulePaths ? 'any' : 'listed';
   const herder: Herder = context.cluster?.herder ?? worker;
-  if (context.cluster) addLeaderForwarding(app, context.cluster.locator, { tls, timeoutMs: options.requestTimeoutMs });
+  if (context.cluster)
+    addLeaderForwarding(app, context.cluster.locator, {
+      tls,
+      timeoutMs: options.requestTimeoutMs,
+      ...(context.cluster.leaderWaitMs !== undefined ? { unreachableWaitMs: context.cluster.leaderWaitMs } : {}),
+    });
   addConnectorsRoutes(routes, herder, log, pluginAccess);
   addOffsetsRoutes(routes, herder);
   addPluginsRoutes(routes, herder, pluginAccess);

@@ -892,7 +892,8 @@ export class DistributedHerder implements Herder {
       return;
     }
     const owner = this.status.task({ connector: name, task: taskId })?.workerId;
-    const url = owner === undefined ? undefined : this.memberUrls.get(owner);
+    // A status naming this worker, which does not run the task, is stale: sending it here again would loop.
+    const url = owner === undefined || owner === this.id.workerId ? undefined : this.memberUrls.get(owner);
     if (url === undefined) {
       throw new TributaryError(
         'REBALANCE_IN_PROGRESS',
