@@ -65,7 +65,8 @@ export class ClusterWorker {
       timeoutMs,
       `worker ${this.index} to join the group`,
     );
-    if (watched.child.exitCode !== null) throw new Error(`worker ${this.index} exited with ${watched.child.exitCode}:\n${watched.stderr()}`);
+    if (watched.child.exitCode !== null)
+      throw new Error(`worker ${this.index} exited with ${watched.child.exitCode}:\n${watched.stderr()}`);
   }
 
   /** Sends `signal`; with SIGKILL or SIGTERM waits for the exit. */

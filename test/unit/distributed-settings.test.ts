@@ -41,7 +41,9 @@ describe('distributed settings', () => {
   it('refuses shared topics, a heartbeat at or above the session, a file store, and bad numbers', () => {
     const check = (extra: Record<string, string>) => () => resolveDistributedSettings({ ...base, ...extra }, 'w');
     expect(check({ 'status.storage.topic': 'c' })).toThrow(/must be three different topics \(got c, c, o\)/);
-    expect(check({ 'heartbeat.interval.ms': '10000' })).toThrow(/heartbeat\.interval\.ms=10000 must be below session\.timeout\.ms=10000/);
+    expect(check({ 'heartbeat.interval.ms': '10000' })).toThrow(
+      /heartbeat\.interval\.ms=10000 must be below session\.timeout\.ms=10000/,
+    );
     expect(check({ 'offset.storage.file.filename': 'x.json' })).toThrow(/not a file; remove it/);
     expect(check({ 'session.timeout.ms': 'ten' })).toThrow(/session\.timeout\.ms/);
     expect(check({ 'group.id': ' ' })).toThrow(/group\.id is empty/);
