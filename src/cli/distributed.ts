@@ -130,6 +130,15 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     configProviders: providers,
     ...adapters,
     offsetStore: fenced,
+    // A connector's own offsets topic (KIP-618) is fenced as the worker's is.
+    ...(adapters.connectorOffsetStore
+      ? {
+          connectorOffsetStore: (context: { connector: string; topic: string }) =>
+            fencedOffsetStore(adapters.connectorOffsetStore?.(context) as OffsetStore, () =>
+              herder?.assertMember('An offset write'),
+            ),
+        }
+      : {}),
     taskListener: metrics.taskListener,
     taskFreshness: metrics.taskFreshness,
     close: async () => {
@@ -235,19 +244,24 @@ function kafkaClusterId(kafka: Kafka): () => Promise<string | null> {
   };
 }
 
-/** The offset store with every write checked first (`check` throws to refuse it). */
-function fencedOffsetStore(store: OffsetStore, check: () => void): OffsetStore {
-  return {
-    start: () => store.start(),
-    read: (connector) => store.read(connector),
-    write: async (connector, entries) => {
-      check();
-      await store.write(connector, entries);
+/**
+ * The offset store with every write checked first (`check` throws to refuse it). A proxy, not a
+ * copy: the store keeps its class (the exactly-once senders tell a connector's own
+ * `ConnectorOffsetStore` by it) and everything but `write` goes to it unchanged.
+ */
+function fencedOffsetStore<S extends OffsetStore>(store: S, check: () => void): S {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'write') {
+        return async (connector: string, entries: Parameters<OffsetStore['write']>[1]) => {
+          check();
+          await target.write(connector, entries);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
     },
-    ...(store.partitions ? { partitions: (connector: string) => store.partitions?.(connector) ?? Promise.resolve([]) } : {}),
-    connectors: () => store.connectors(),
-    stop: () => store.stop(),
-  };
+  });
 }
 
 async function inFile<T>(where: string, read: () => Promise<T>): Promise<T> {

@@ -62,7 +62,7 @@ export function forwardRequest(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const headers: Record<string, string> = {};
-          for (const name of ['content-type', 'location']) {
+          for (const name of ['content-type', 'location', 'www-authenticate']) {
             const v = res.headers[name];
             if (typeof v === 'string') headers[name] = v;
           }

@@ -207,6 +207,8 @@ export interface ConfigValidation extends ConfigReport {
 interface TaskSlot {
   readonly id: number;
   readonly config: unknown;
+  /** Distributed mode: the config as the cluster stores it (references unresolved), which a new placement is compared with. */
+  placed?: unknown;
   readonly runner: TaskRunner<unknown, unknown, unknown>;
   readonly sender: RecordSender;
 }
@@ -459,6 +461,7 @@ export class ConnectorRunner {
     await slot.runner.stop();
     await slot.sender.close().catch(() => {});
     const fresh = await this.createTask(id, slot.config, (this.instance ?? new this.spec.connectorClass()).taskClass);
+    if (slot.placed !== undefined) fresh.placed = slot.placed;
     this.tasks[index] = fresh;
     await fresh.runner.start();
     this.log.info({ task: id, event: 'task.restarted' }, 'task restarted');
@@ -493,14 +496,13 @@ export class ConnectorRunner {
 
   private async applyPlacement(target: TargetState, placement: ConnectorPlacement): Promise<void> {
     const log = this.log;
-    const wasStopped = this.target === 'STOPPED';
     this.target = target;
     // Tasks that are not placed here any more, or run an older config, stop first.
     const keep: TaskSlot[] = [];
     const stop: TaskSlot[] = [];
     for (const t of this.tasks) {
       const config = placement.tasks.get(t.id);
-      const same = config !== undefined && canonicalJson(config) === canonicalJson(t.config);
+      const same = config !== undefined && canonicalJson(config) === canonicalJson(t.placed ?? t.config);
       (same && target !== 'STOPPED' ? keep : stop).push(t);
     }
     this.tasks = keep;
@@ -514,8 +516,9 @@ export class ConnectorRunner {
       if (!placement.tasks.has(id) || target === 'STOPPED') this.failedTasks.delete(id);
     if (!placement.runsConnector || target === 'STOPPED') await this.stopInstance();
     if (target === 'STOPPED') {
-      // Kafka Connect writes zero task configs for a stopped connector: its offsets may then be changed.
-      if (placement.runsConnector && !wasStopped) await placement.publishTaskConfigs([]);
+      // Kafka Connect writes zero task configs for a stopped connector: its offsets may then be
+      // changed. Also by a worker the connector moved to while stopping (publishing skips what is stored).
+      if (placement.runsConnector) await placement.publishTaskConfigs([]);
       this.state = 'STOPPED';
       return;
     }
@@ -547,6 +550,7 @@ export class ConnectorRunner {
       let slot: TaskSlot | undefined;
       try {
         slot = await this.createTask(id, resolveAgain(config, this.spec), taskClass);
+        slot.placed = config;
         this.tasks.push(slot);
         await slot.runner.start();
       } catch (e) {

@@ -11,17 +11,22 @@ import { join } from 'node:path';
 import { type WatchedProcess, waitFor, watchProcess } from './child-output.js';
 import { propertiesText } from './worker-files.js';
 
-/** A free TCP port on 127.0.0.1 (bound, then released). */
+/**
+ * A free TCP port on 127.0.0.1 (bound, then released), below Linux's ephemeral range
+ * (32768-60999): a worker binds it only seconds later, and a port the kernel hands out to
+ * outgoing connections meanwhile (every Kafka client opens some) would be taken by then.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port found in 20000-31999');
 }
 
 /** One worker of a {@link TestCluster}. */

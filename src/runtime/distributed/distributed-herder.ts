@@ -49,6 +49,9 @@ import type {
 import { type AssignorMember, type AssignorState, assignWork, type HeldWork } from './work-assignor.js';
 import { zombieFencing } from './zombie-fencing.js';
 
+/** Keys shown as they are even when a connector's class (and so its password keys) is unknown here. */
+const PLAIN_KEYS = new Set(['name', 'connector.class', 'tasks.max']);
+
 /** The property a Tributary task config is stored under in a `task-<name>-<n>` record (as canonical JSON). */
 export const TASK_CONFIG_PROPERTY = 'tributary.task.config';
 
@@ -123,6 +126,8 @@ export class DistributedHerder implements Herder {
   /** What the leader's last assignment covered: a change of it asks for a rebalance. */
   private assignedWork = '';
   private leaving = false;
+  /** Bumped by every join and every loss of membership: a join that a loss overtook is dropped. */
+  private membershipEpoch = 0;
   /** Set by {@link stopOnce}: called by the join that told the leader this worker leaves. */
   private afterLeaveJoin: (() => void) | undefined;
   private id: { readonly workerId: string; readonly url: string } = { workerId: '', url: '' };
@@ -289,6 +294,8 @@ export class DistributedHerder implements Herder {
   }
 
   private async joined(join: GroupJoin): Promise<void> {
+    // onLost may run while this waits (the group allows it): a join it overtook must not apply.
+    const epoch = ++this.membershipEpoch;
     let a: MemberAssignmentData;
     try {
       a = decodeAssignment(join.assignment);
@@ -305,6 +312,13 @@ export class DistributedHerder implements Herder {
     const needed = BigInt(a.configOffset);
     let snapshot = this.config.snapshot();
     if (snapshot.offset < needed) snapshot = await this.config.readToEnd();
+    if (epoch !== this.membershipEpoch) {
+      this.log.info(
+        { event: 'group.join.superseded', generation: join.generation },
+        'membership was lost while applying a join; it is not applied',
+      );
+      return;
+    }
     this.snapshot = snapshot;
     this.leadership = {
       generation: join.generation,
@@ -341,11 +355,12 @@ export class DistributedHerder implements Herder {
     }
     if (this.leaving) this.afterLeaveJoin?.();
     // Config that changed while the leader was assigning needs another round.
-    if (this.leadership.isLeader && workSignature(this.config.snapshot()) !== this.assignedWork)
+    if (this.leadership?.isLeader && workSignature(this.config.snapshot()) !== this.assignedWork)
       this.group.requestRejoin('config changed');
   }
 
   private async lost(reason: string): Promise<void> {
+    this.membershipEpoch++;
     this.log.warn({ event: 'group.lost', reason }, `group membership lost (${reason}): stopping everything this worker runs`);
     this.leadership = undefined;
     this.assigned = NO_WORK;
@@ -552,17 +567,25 @@ export class DistributedHerder implements Herder {
     }
   }
 
+  private statusWriteFailed(key: string, err: unknown): void {
+    this.log.warn({ event: 'status.write.failed', key, err }, 'writing a status record failed');
+  }
+
   private async markUnassigned(name: string): Promise<void> {
     for (const key of [...this.written.keys()]) {
       if (key === `c:${name}`) {
         this.written.delete(key);
         if (this.config.snapshot().connectors.has(name))
-          await this.status.putConnector(name, this.entry('UNASSIGNED')).catch(() => {});
+          await this.status
+            .putConnector(name, this.entry('UNASSIGNED'))
+            .catch((err: unknown) => this.statusWriteFailed(`c:${name}`, err));
       } else if (key.startsWith(`t:${name}-`)) {
         this.written.delete(key);
         const task = Number(key.slice(`t:${name}-`.length));
         if (this.config.snapshot().connectors.has(name))
-          await this.status.putTask({ connector: name, task }, this.entry('UNASSIGNED')).catch(() => {});
+          await this.status
+            .putTask({ connector: name, task }, this.entry('UNASSIGNED'))
+            .catch((err: unknown) => this.statusWriteFailed(`t:${name}-${task}`, err));
       } else if (key.startsWith(`topic:${name}:`)) this.written.delete(key);
     }
   }
@@ -587,7 +610,16 @@ export class DistributedHerder implements Herder {
     if (found === undefined) {
       found = this.worker.checkConnector(name, config, 'any').then(
         (c) => ({ passwords: c.passwords, connectorClass: c.connectorClass }),
-        () => ({ passwords: new Set<string>() }),
+        (err: unknown) => {
+          // Without the class its password keys are unknown: every value but the plain
+          // runtime keys is shown hidden, and the next read tries again.
+          this.inspected.delete(key);
+          this.log.warn(
+            { event: 'connector.inspect.failed', connector: name, err },
+            `connector ${name}'s config cannot be checked on this worker, so its values are shown hidden`,
+          );
+          return { passwords: new Set(Object.keys(config).filter((k) => !PLAIN_KEYS.has(k))) };
+        },
       );
       this.inspected.set(key, found);
     }
@@ -741,24 +773,31 @@ export class DistributedHerder implements Herder {
       const stored = { ...config, name };
       const initial = options.initialState ?? 'RUNNING';
       if (options.offsets === undefined) {
-        if (initial !== 'RUNNING') await this.config.putTargetState(name, initial);
-        await this.config.putConnectorConfig(name, stored);
-      } else {
-        const entries = await validateOffsets(name, new checked.connectorClass(), checked.parsed, options.offsets);
-        // KIP-995: the connector is registered STOPPED, its offsets written, then it moves to its initial state.
-        await this.config.putTargetState(name, 'STOPPED');
-        await this.config.putConnectorConfig(name, stored);
         try {
-          await this.withOffsetStore(name, stored, async (store) => {
-            const previous = await store.read(name);
-            await store.write(name, [...previous.map((e) => ({ partition: e.partition, offset: null })), ...entries]);
-          });
+          if (initial !== 'RUNNING') await this.config.putTargetState(name, initial);
+          await this.config.putConnectorConfig(name, stored);
         } catch (e) {
-          await this.config.removeConnectorConfig(name);
-          await this.config.readToEnd();
+          await this.undoCreate(name, undefined);
           throw e;
         }
-        if (initial !== 'STOPPED') await this.config.putTargetState(name, initial);
+      } else {
+        const entries = await validateOffsets(name, new checked.connectorClass(), checked.parsed, options.offsets);
+        // KIP-995: the connector is registered STOPPED, its offsets written, then it moves to its
+        // initial state; a failure at any step removes it and puts the name's offsets back.
+        let previous: OffsetEntry[] | undefined;
+        try {
+          await this.config.putTargetState(name, 'STOPPED');
+          await this.config.putConnectorConfig(name, stored);
+          await this.withOffsetStore(name, stored, async (store) => {
+            const before = await store.read(name);
+            previous = before;
+            await store.write(name, [...before.map((e) => ({ partition: e.partition, offset: null })), ...entries]);
+          });
+          if (initial !== 'STOPPED') await this.config.putTargetState(name, initial);
+        } catch (e) {
+          await this.undoCreate(name, previous === undefined ? undefined : { stored, previous, written: entries });
+          throw e;
+        }
       }
       await this.config.readToEnd();
       this.log.info(
@@ -767,6 +806,27 @@ export class DistributedHerder implements Herder {
       );
       return this.handle(name, stored, checked.connectorClass, checked.passwords);
     });
+  }
+
+  /** Takes back a create that failed part way: the connector's records, and the offsets it wrote. */
+  private async undoCreate(
+    name: string,
+    offsets: { stored: Readonly<Record<string, string>>; previous: OffsetEntry[]; written: OffsetEntry[] } | undefined,
+  ): Promise<void> {
+    try {
+      await this.config.removeConnectorConfig(name);
+      if (offsets !== undefined) {
+        await this.withOffsetStore(name, offsets.stored, (store) =>
+          store.write(name, [...offsets.written.map((e) => ({ partition: e.partition, offset: null })), ...offsets.previous]),
+        );
+      }
+      await this.config.readToEnd();
+    } catch (err) {
+      this.log.error(
+        { event: 'connector.create.undo.failed', connector: name, err },
+        `undoing the failed create of connector ${name} failed: check GET /connectors/${name} and its offsets`,
+      );
+    }
   }
 
   async putConnectorConfig(
@@ -961,7 +1021,11 @@ export class DistributedHerder implements Herder {
     try {
       return await fn(store);
     } finally {
-      await store.stop().catch(() => {});
+      await store
+        .stop()
+        .catch((err: unknown) =>
+          this.log.warn({ event: 'offsets.store.stop.failed', connector: name, err }, 'stopping an offsets store failed'),
+        );
     }
   }
 
