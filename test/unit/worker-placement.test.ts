@@ -1,0 +1,123 @@
+/**
+ * Distributed mode's placement on the local Worker (Worker.place / unplace): which part of a
+ * connector runs here, what the connector instance publishes, what restarts and what does not.
+ */
+import { describe, expect, it } from 'vitest';
+import { DatagenConnector } from '../../examples/datagen/src/index.js';
+import { systemClock } from '../../src/api/clock.js';
+import { configProviders } from '../../src/runtime/config-providers.js';
+import { Worker } from '../../src/runtime/worker.js';
+import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
+import { MockSender } from '../../src/testing/mock-sender.js';
+
+function placedWorker() {
+  let senders = 0;
+  const w = new Worker({
+    config: { 'offset.flush.interval.ms': '100' },
+    offsetStore: new MemoryOffsetStore(),
+    createSender: async () => {
+      senders++;
+      return new MockSender(systemClock);
+    },
+    loadConnector: async () => DatagenConnector,
+    configProviders: configProviders(
+      { 'config.providers': 'env', 'config.providers.env.class': 'env' },
+      { DATAGEN_TOPIC: 'events' },
+    ),
+  });
+  return { w, senders: () => senders };
+}
+
+const config = { 'connector.class': 'datagen', topic: '${env:DATAGEN_TOPIC}', 'tasks.max': '2', rate: '1' };
+
+describe('Worker.place (distributed mode)', () => {
+  it('runs the connector instance only where placed, which publishes its task configs with references put back', async () => {
+    const { w } = placedWorker();
+    await w.start();
+    const published: unknown[][] = [];
+    const runner = await w.place('gen', config, 'RUNNING', {
+      runsConnector: true,
+      tasks: new Map(),
+      publishTaskConfigs: async (c) => {
+        published.push(c);
+      },
+    });
+    expect(runner.tasks).toEqual([]);
+    expect(published).toHaveLength(1);
+    // The resolved topic ("events") is stored as the reference it came from.
+    expect(published[0]?.map((c) => (c as { topic: string }).topic)).toEqual(['${env:DATAGEN_TOPIC}', '${env:DATAGEN_TOPIC}']);
+    await w.stop();
+  });
+
+  it('runs placed tasks with references resolved, and does not restart them when the same placement comes again', async () => {
+    const { w, senders } = placedWorker();
+    await w.start();
+    const stored = { ...config, name: 'gen', task: 1 };
+    const placement = {
+      runsConnector: false,
+      tasks: new Map<number, unknown>([[1, stored]]),
+      publishTaskConfigs: async () => {},
+    };
+    const runner = await w.place('gen', config, 'RUNNING', placement);
+    expect(runner.tasks.map((t) => t.id)).toEqual([1]);
+    expect((runner.tasks[0]?.config as { topic: string }).topic).toBe('events');
+    const first = runner.tasks[0];
+    // The same config again (a config-topic record of another connector, a rebalance): nothing restarts.
+    await w.place('gen', config, 'RUNNING', { ...placement, tasks: new Map([[1, { ...stored }]]) });
+    expect(runner.tasks[0]).toBe(first);
+    expect(senders()).toBe(1);
+    // A changed task config restarts that task.
+    await w.place('gen', config, 'RUNNING', { ...placement, tasks: new Map([[1, { ...stored, rate: 2 }]]) });
+    expect(runner.tasks[0]).not.toBe(first);
+    expect(senders()).toBe(2);
+    await w.stop();
+  });
+
+  it('publishes zero task configs when STOPPED, also on a worker the stopped connector moved to', async () => {
+    const { w } = placedWorker();
+    await w.start();
+    const published: unknown[][] = [];
+    await w.place('gen', config, 'STOPPED', {
+      runsConnector: true,
+      tasks: new Map(),
+      publishTaskConfigs: async (c) => {
+        published.push(c);
+      },
+    });
+    expect(published).toEqual([[]]);
+    await w.unplace('gen');
+    expect(w.connectorNames()).toEqual([]);
+    await w.stop();
+  });
+
+  it('marks a placed task FAILED with the reason when it cannot be created, without failing the others', async () => {
+    let calls = 0;
+    const w = new Worker({
+      config: { 'offset.flush.interval.ms': '100' },
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => {
+        calls++;
+        if (calls === 1) throw new Error('no producer for you');
+        return new MockSender(systemClock);
+      },
+      loadConnector: async () => DatagenConnector,
+    });
+    await w.start();
+    const plain = { 'connector.class': 'datagen', topic: 't', 'tasks.max': '2', rate: '1' };
+    const runner = await w.place('gen', plain, 'RUNNING', {
+      runsConnector: false,
+      tasks: new Map<number, unknown>([
+        [0, { ...plain, name: 'gen', task: 0 }],
+        [1, { ...plain, name: 'gen', task: 1 }],
+      ]),
+      publishTaskConfigs: async () => {},
+    });
+    const status = runner.status();
+    expect(status.tasks.map((t) => [t.id, t.state])).toEqual([
+      [0, 'FAILED'],
+      [1, 'RUNNING'],
+    ]);
+    expect(status.tasks[0]?.trace).toContain('no producer for you');
+    await w.stop();
+  });
+});
