@@ -1,5 +1,5 @@
 import { canonicalJson } from '../../api/canonical-json.js';
-import { TributaryError, traceOf } from '../../api/errors.js';
+import { isTributaryError, TributaryError, traceOf } from '../../api/errors.js';
 import type { Logger } from '../../api/logger.js';
 import type { SourceConnectorClass } from '../../api/source-connector.js';
 import {
@@ -530,6 +530,7 @@ export class DistributedHerder implements Herder {
   private async publishStatuses(): Promise<void> {
     // A worker that was frozen must not report its old work as running: it may run elsewhere now.
     if (!this.membershipFresh()) return;
+    await this.restartFencedTasks();
     const mine = new Set(this.assigned.connectors);
     for (const [name, trace] of this.placeFailures) {
       if (mine.has(name))
@@ -563,6 +564,35 @@ export class DistributedHerder implements Herder {
           this.written.delete(key);
           this.log.warn({ event: 'status.write.failed', key, err }, 'writing a topic status record failed; it is tried again');
         });
+      }
+    }
+  }
+
+  /**
+   * Exactly-once: a task this worker still owns whose producer was fenced was fenced by the
+   * leader's fencing round (which fences every task id of the connector, also one whose config
+   * did not change, so kept running here), not by a newer owner: it is started again, and its
+   * new producer takes the transactional id back. A zombie has lost its membership and never
+   * gets here ({@link publishStatuses} runs only with a confirmed membership).
+   */
+  private async restartFencedTasks(): Promise<void> {
+    if (this.options.exactlyOnce === undefined) return;
+    for (const name of this.worker.connectorNames()) {
+      const runner = this.worker.connector(name);
+      for (const t of runner?.tasks ?? []) {
+        const s = t.runner.status;
+        if (s.state !== 'FAILED' || !isTributaryError(s.error) || s.error.code !== 'TRANSACTION_FENCED') continue;
+        if (!this.assigned.tasks.some((a) => a.connector === name && a.task === t.id)) continue;
+        if (this.config.snapshot().pendingFencing.has(name)) continue;
+        this.log.warn(
+          { event: 'task.fenced.restart', connector: name, task: t.id },
+          `task ${t.id} of ${name} was fenced by a fencing round while it runs here; starting it again`,
+        );
+        await this.worker
+          .restartTask(name, t.id)
+          .catch((err: unknown) =>
+            this.log.error({ event: 'task.restart.failed', connector: name, task: t.id, err }, 'restarting a fenced task failed'),
+          );
       }
     }
   }
