@@ -95,15 +95,23 @@ const TOPICS_IN_MESSAGES = 5;
 /**
  * A message as the sender builds it: kafkajs's `Message`, but with a numeric timestamp (its
  * type says string; its encoder takes numbers, and a string per record would cost an allocation).
- * kafkajs treats a timestamp of 0 as absent and writes the time of encoding instead.
+ *
+ * A record with neither headers nor a timestamp gets only `key`, `value` and `partition`, the
+ * shape of a plain kafkajs program's messages, because kafkajs's Produce encoder is much cheaper
+ * for it: it copies every message into a new object with all its fields, and when any message
+ * of a partition has a timestamp it maps, filters and sorts (with the default, string,
+ * comparator) the partition's timestamps on every request. Without one, kafkajs writes the time
+ * of encoding (one `Date.now()` per partition and request) as the record's CreateTime, as the
+ * Java producer writes the time of `send()`.
  */
 interface OutMessage {
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers: Readonly<Record<string, Buffer | string>> | undefined;
+  readonly headers?: Readonly<Record<string, Buffer | string>> | undefined;
   /** Set by the caller, or by {@link retryStablePartitioner} on the first attempt. */
   partition: number | undefined;
-  readonly timestamp: number;
+  /** The record's own timestamp; absent lets kafkajs stamp it (kafkajs treats 0 as absent too). */
+  readonly timestamp?: number | undefined;
 }
 
 /** One topic's share of a batch; also the `TopicMessages` entry handed to kafkajs. */
@@ -156,7 +164,10 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  * Guarantees:
  * - every record's callback runs exactly once: with its metadata after its batch is
  *   acknowledged (offset = the partition's base offset + the record's index within that
- *   partition in the batch; -1 with `acks=0`), or with a `TributaryError('SEND_FAILED')`;
+ *   partition in the batch; -1 with `acks=0`; timestamp = the record's own, or the broker's
+ *   log-append time, else absent: a record sent without a timestamp is stamped by kafkajs when
+ *   it encodes the request, at a time the sender does not learn), or with a
+ *   `TributaryError('SEND_FAILED')`;
  * - per partition, records reach Kafka and are acknowledged in `send` order. A batch that fails
  *   with a transient error is re-sent before any later batch (after the batches still in flight
  *   have settled, and together with them) until `delivery.timeout.ms` from its first record or
@@ -349,14 +360,13 @@ export class KafkajsSender implements RecordSender {
     const key = record.key;
     const value = record.value;
     const headers = record.headers;
-    entry.messages.push({
-      key,
-      value,
-      headers,
-      partition: record.partition,
-      // Stamped here, as the Java producer does at send(), so metadata can report it.
-      timestamp: record.timestamp ?? Date.now(),
-    });
+    const timestamp = record.timestamp;
+    // Two shapes only (see OutMessage): the lean one unless the record needs the other fields.
+    entry.messages.push(
+      headers === undefined && timestamp === undefined
+        ? { key, value, partition: record.partition }
+        : { key, value, headers, partition: record.partition, timestamp },
+    );
     entry.callbacks.push(onDone);
     let bytes = (key === null ? 0 : key.length) + (value === null ? 0 : value.length);
     if (headers !== undefined) {

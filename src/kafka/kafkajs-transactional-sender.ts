@@ -85,15 +85,21 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
 
   send(record: OutgoingRecord, onDone: SendCallback): void {
     if (this.refused(record, onDone)) return;
+    const { key, value, headers, timestamp } = record;
+    // As in KafkajsSender: kafkajs's Produce encoder is much cheaper for messages without
+    // headers or a timestamp (it then stamps them itself as it encodes the request).
     this.open.push({
       topic: record.topic,
-      message: {
-        key: record.key,
-        value: record.value,
-        headers: record.headers,
-        partition: record.partition,
-        timestamp: String(record.timestamp ?? Date.now()),
-      },
+      message:
+        headers === undefined && timestamp === undefined
+          ? { key, value, partition: record.partition }
+          : {
+              key,
+              value,
+              headers,
+              partition: record.partition,
+              timestamp: timestamp === undefined ? undefined : String(timestamp),
+            },
       callback: onDone,
     });
   }
@@ -169,7 +175,9 @@ function metadataOf(records: readonly Pending[], responses: readonly KafkajsReco
     const key = `${r.topic}\u0000${partition}`;
     const offset = next.get(key) ?? -1;
     if (offset >= 0) next.set(key, offset + 1);
-    return { topic: r.topic, partition, offset, timestamp: Number(r.message.timestamp) };
+    // A record sent without a timestamp was stamped by kafkajs, which does not say when.
+    const timestamp = r.message.timestamp === undefined ? undefined : Number(r.message.timestamp);
+    return { topic: r.topic, partition, offset, timestamp };
   });
 }
 

@@ -32,6 +32,10 @@ export interface RecordMetadata {
   readonly partition: number;
   /** Offset in the Kafka partition, when known (-1 otherwise). */
   readonly offset: number;
+  /**
+   * The record's timestamp in Kafka, when the sender knows it: absent for a record sent without
+   * one that the client stamped itself at a time it does not report (the kafkajs sender).
+   */
   readonly timestamp?: number | undefined;
 }
 

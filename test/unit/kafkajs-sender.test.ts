@@ -171,7 +171,7 @@ describe('KafkajsSender in-flight limit', () => {
 });
 
 describe('KafkajsSender callbacks', () => {
-  it('calls each callback once with topic, partition, base offset + index within the partition, and timestamp', async () => {
+  it("calls each callback once with topic, partition, base offset + index within the partition, and the record's own timestamp", async () => {
     const { fake, send, outcomes } = await setup({ 'linger.ms': '1' });
     fake.autoAck = true;
     send(record('p1-a', { partition: 1, timestamp: 42 }));
@@ -183,10 +183,36 @@ describe('KafkajsSender callbacks', () => {
     expect(outcomes.map((o) => o.calls)).toEqual([1, 1, 1, 1]);
     expect(outcomes.map((o) => o.metadata)).toEqual([
       { topic: 't', partition: 1, offset: 0, timestamp: 42 },
-      { topic: 't', partition: 0, offset: 0, timestamp: 1_700_000_000_000 },
-      { topic: 't', partition: 1, offset: 1, timestamp: 1_700_000_000_000 },
-      { topic: 't', partition: 1, offset: 2, timestamp: 1_700_000_000_001 },
+      // Stamped by kafkajs as it encodes the request: the sender does not know the value.
+      { topic: 't', partition: 0, offset: 0, timestamp: undefined },
+      { topic: 't', partition: 1, offset: 1, timestamp: undefined },
+      { topic: 't', partition: 1, offset: 2, timestamp: undefined },
     ]);
+  });
+
+  it('hands kafkajs a record without headers or timestamp as key, value and partition only, so kafkajs stamps it', async () => {
+    const { fake, send } = await setup();
+    send(record('plain'));
+    send(record('keyed', { key: Buffer.from('k'), partition: 1 }));
+    send(record('stamped', { timestamp: 42 }));
+    send(record('headed', { headers: { h: 'x' } }));
+    await vi.advanceTimersByTimeAsync(5);
+    const messages = fake.calls[0]?.batch.topicMessages?.[0]?.messages ?? [];
+    // kafkajs maps, filters and string-sorts a partition's timestamps on every request when any
+    // message has one, and copies every field of every message: absent fields cost nothing.
+    expect(messages.map((m) => Object.keys(m).sort())).toEqual([
+      ['key', 'partition', 'value'],
+      ['key', 'partition', 'value'],
+      ['headers', 'key', 'partition', 'timestamp', 'value'],
+      ['headers', 'key', 'partition', 'timestamp', 'value'],
+    ]);
+    expect(messages.map((m) => [m.timestamp, m.headers])).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
+      [42, undefined],
+      [undefined, { h: 'x' }],
+    ]);
+    expect(messages[1]?.partition).toBe(1);
   });
 
   it('reports the partition the partitioner chose for keyless and keyed records', async () => {
@@ -225,7 +251,7 @@ describe('KafkajsSender callbacks', () => {
     call.settled = true;
     call.resolve([]);
     await settle();
-    expect(outcomes[0]?.metadata).toEqual({ topic: 't', partition: 2, offset: -1, timestamp: 1_700_000_000_000 });
+    expect(outcomes[0]?.metadata).toEqual({ topic: 't', partition: 2, offset: -1, timestamp: undefined });
   });
 
   it('still calls every other callback when one throws, and reports the throw', async () => {
