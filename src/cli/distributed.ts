@@ -27,6 +27,7 @@ import { readWorkerConfig } from './config-files.js';
 import { kafkaAdapters } from './kafka-adapters.js';
 import { createCliLogger, resolveLogSettings } from './log-output.js';
 import { installProcessGuards } from './process-guards.js';
+import { inFile } from './standalone.js';
 import { checkWorkerKeys } from './worker-keys.js';
 
 /** Options of {@link runDistributed}. */
@@ -262,16 +263,4 @@ function fencedOffsetStore<S extends OffsetStore>(store: S, check: () => void): 
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-}
-
-async function inFile<T>(where: string, read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (e) {
-    if (e instanceof ConfigError && !e.message.includes(where)) {
-      const what = e.message.replace(/^Invalid (.*?): .*$/s, '$1');
-      throw new ConfigError(`${where} (${what})`, e.problems);
-    }
-    throw e;
-  }
 }

@@ -183,7 +183,7 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
 }
 
 /** Runs `read`; a config error it raises names the file (`worker config w.properties: ...`). */
-async function inFile<T>(where: string, read: () => Promise<T>): Promise<T> {
+export async function inFile<T>(where: string, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (e) {
