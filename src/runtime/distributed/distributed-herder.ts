@@ -116,7 +116,6 @@ export class DistributedHerder implements Herder {
   private readonly group: WorkerGroup;
   private readonly log: Logger;
   private readonly now: () => number;
-  private snapshot: ClusterConfigSnapshot | undefined;
   private leadership: Leadership | undefined;
   private assigned: WorkItems = NO_WORK;
   private memberUrls = new Map<string, string>();
@@ -163,8 +162,8 @@ export class DistributedHerder implements Herder {
   async start(): Promise<void> {
     this.id = this.options.identity();
     await this.worker.start();
-    this.snapshot = await this.config.start();
-    for (const r of this.snapshot.restartRequests) if (r.offset > this.restartsSeen) this.restartsSeen = r.offset;
+    const started = await this.config.start();
+    for (const r of started.restartRequests) if (r.offset > this.restartsSeen) this.restartsSeen = r.offset;
     await this.status.start();
     this.unsubscribe = this.config.onChange((snapshot) => this.configChanged(snapshot));
     this.statusTimer = setInterval(() => void this.publishStatuses(), this.options.statusIntervalMs ?? 1000);
@@ -222,7 +221,7 @@ export class DistributedHerder implements Herder {
       version: 1,
       workerId: this.id.workerId,
       url: this.id.url,
-      configOffset: String(this.snapshot?.offset ?? 0n),
+      configOffset: String(this.config.snapshot().offset),
       owned: this.leaving
         ? { connectors: [], tasks: [] }
         : { connectors: [...this.assigned.connectors], tasks: [...this.assigned.tasks] },
@@ -233,7 +232,6 @@ export class DistributedHerder implements Herder {
 
   private async assign(_generation: number, members: readonly GroupMember[]): Promise<ReadonlyMap<string, Buffer>> {
     const snapshot = await this.config.readToEnd();
-    this.snapshot = snapshot;
     const decoded: Array<AssignorMember & { url: string }> = [];
     const heldSeen = new Map<string, HeldWork>();
     for (const m of members) {
@@ -310,8 +308,7 @@ export class DistributedHerder implements Herder {
       return;
     }
     const needed = BigInt(a.configOffset);
-    let snapshot = this.config.snapshot();
-    if (snapshot.offset < needed) snapshot = await this.config.readToEnd();
+    if (this.config.snapshot().offset < needed) await this.config.readToEnd();
     if (epoch !== this.membershipEpoch) {
       this.log.info(
         { event: 'group.join.superseded', generation: join.generation },
@@ -319,7 +316,6 @@ export class DistributedHerder implements Herder {
       );
       return;
     }
-    this.snapshot = snapshot;
     this.leadership = {
       generation: join.generation,
       leaderWorkerId: a.leaderWorkerId,
@@ -368,7 +364,6 @@ export class DistributedHerder implements Herder {
   }
 
   private configChanged(snapshot: ClusterConfigSnapshot): void {
-    this.snapshot = snapshot;
     this.inspected.clear();
     void this.reconcile();
     this.fenceZombies();
