@@ -1,16 +1,21 @@
 /** One record handed to the sender, waiting for its acknowledgement. */
-export interface SubmittedRecord<O> {
+export interface SubmittedRecord<O, R = unknown> {
   acked: boolean;
   /** True once the record stopped counting as in flight (acknowledged, or failed for good). */
   settled: boolean;
   readonly offset: O;
   /** Key and value bytes, for instrumentation. */
   readonly size: number;
+  /**
+   * What the caller needs back at the acknowledgement (the record, or less of it); dropped once
+   * the record is acknowledged or failed, so that a settled record keeps nothing alive.
+   */
+  ref: R | undefined;
 }
 
 interface PartitionQueue<P, O> {
   readonly partition: P;
-  records: Array<SubmittedRecord<O>>;
+  records: Array<SubmittedRecord<O, unknown>>;
   head: number;
 }
 
@@ -58,7 +63,7 @@ export class SubmittedRecords<P, O> {
     let bytes = 0;
     for (const queue of this.queues.values()) {
       for (let i = queue.head; i < queue.records.length; i++) {
-        const r = queue.records[i] as SubmittedRecord<O>;
+        const r = queue.records[i] as SubmittedRecord<O, unknown>;
         if (r.acked) {
           records++;
           bytes += r.size;
@@ -73,9 +78,12 @@ export class SubmittedRecords<P, O> {
     return this.queues.has(key);
   }
 
-  /** Adds a record at the end of its partition's queue; call {@link ack} when Kafka acknowledged it. */
-  submit(key: string, partition: P, offset: O, size = 0): SubmittedRecord<O> {
-    const record: SubmittedRecord<O> = { acked: false, settled: false, offset, size };
+  /**
+   * Adds a record at the end of its partition's queue; call {@link ack} when Kafka acknowledged
+   * it. `ref` is kept with it until it is acknowledged or failed.
+   */
+  submit<R = undefined>(key: string, partition: P, offset: O, size = 0, ref?: R): SubmittedRecord<O, R> {
+    const record: SubmittedRecord<O, R> = { acked: false, settled: false, offset, size, ref };
     this.queueFor(key, partition).records.push(record);
     this.unacked++;
     return record;
@@ -83,13 +91,14 @@ export class SubmittedRecords<P, O> {
 
   /** Adds an offset that counts as acknowledged, behind every record already submitted for the partition. */
   submitAcked(key: string, partition: P, offset: O): void {
-    this.queueFor(key, partition).records.push({ acked: true, settled: true, offset, size: 0 });
+    this.queueFor(key, partition).records.push({ acked: true, settled: true, offset, size: 0, ref: undefined });
   }
 
   /** Marks a record acknowledged. Acknowledging twice is a no-op. */
-  ack(record: SubmittedRecord<O>): void {
+  ack(record: SubmittedRecord<O, unknown>): void {
     if (record.acked) return;
     record.acked = true;
+    record.ref = undefined;
     if (!record.settled) {
       record.settled = true;
       this.unacked--;
@@ -100,9 +109,10 @@ export class SubmittedRecords<P, O> {
    * A record the sender gave up on: it no longer counts as in flight (nothing will come for
    * it), but it stays unacknowledged, so its partition commits nothing past it.
    */
-  fail(record: SubmittedRecord<O>): void {
+  fail(record: SubmittedRecord<O, unknown>): void {
     if (record.settled) return;
     record.settled = true;
+    record.ref = undefined;
     this.unacked--;
   }
 
@@ -117,14 +127,14 @@ export class SubmittedRecords<P, O> {
       const { records } = queue;
       let i = queue.head;
       let bytes = 0;
-      while (i < records.length && (records[i] as SubmittedRecord<O>).acked) {
-        bytes += (records[i] as SubmittedRecord<O>).size;
+      while (i < records.length && (records[i] as SubmittedRecord<O, unknown>).acked) {
+        bytes += (records[i] as SubmittedRecord<O, unknown>).size;
         i++;
       }
       if (i === queue.head) continue;
       out.records += i - queue.head;
       out.bytes += bytes;
-      out.set(key, { partition: queue.partition, offset: (records[i - 1] as SubmittedRecord<O>).offset });
+      out.set(key, { partition: queue.partition, offset: (records[i - 1] as SubmittedRecord<O, unknown>).offset });
       if (i === records.length) this.queues.delete(key);
       else if (i > 4096 && i * 2 > records.length) {
         queue.records = records.slice(i);

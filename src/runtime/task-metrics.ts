@@ -1,7 +1,7 @@
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import type { SourceLag } from '../api/source-task.js';
-import type { JsonObject, OffsetEntry, OutgoingRecord } from './ports.js';
+import type { JsonObject, OffsetEntry } from './ports.js';
 import type { FlushOutcome, TaskListener, TaskProbe } from './task-runner.js';
 import type { TaskState, TaskStatus } from './task-status.js';
 
@@ -172,8 +172,8 @@ export class TaskMetrics implements TaskListener {
     if (durationMs > this.pollTimeMax) this.pollTimeMax = durationMs;
   }
 
-  recordAcked(record: OutgoingRecord): void {
-    if (record.heartbeat) {
+  recordAckedTo(_topic: string, heartbeat: boolean): void {
+    if (heartbeat) {
       this.heartbeats++;
       this.heartbeatAt = this.clock.now();
     } else this.written++;

@@ -17,7 +17,7 @@ import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '..
 import { type Logger, silentLogger } from '../api/logger.js';
 import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
-import type { OffsetReader, SourceLag, SourceTask, SourceTaskContext } from '../api/source-task.js';
+import { type OffsetReader, type SourceLag, SourceTask, type SourceTaskContext } from '../api/source-task.js';
 import type { TransactionContext } from '../api/transaction-context.js';
 import type { RecordHeader, TransformRecord } from '../api/transformation.js';
 import { connectValueText } from '../transforms/java-compat.js';
@@ -42,8 +42,19 @@ import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
 
 /** Instrumentation: called synchronously as things happen. Keep listeners cheap. */
 export interface TaskListener {
-  /** A record was acknowledged by the sender. */
+  /**
+   * A record was acknowledged by the sender. A listener that needs only the topic implements
+   * {@link recordAckedTo} instead: while some listener has `recordAcked`, the runner keeps every
+   * record in flight alive until its acknowledgement.
+   */
   recordAcked?(record: OutgoingRecord, metadata: RecordMetadata): void;
+  /**
+   * A record was acknowledged: its topic, and whether it is a heartbeat record. Called beside
+   * {@link recordAcked} when both are there. With this alone (and a task that does not override
+   * `commitRecord`) the runner keeps only the topic of a record in flight, not the record, its
+   * source record and their values: about half the heap a record in flight takes.
+   */
+  recordAckedTo?(topic: string, heartbeat: boolean): void;
   /** Offsets were written to the store. */
   offsetsFlushed?(entries: readonly OffsetEntry[]): void;
   /** An offset flush failed or timed out; its offsets go out with the next one. */
@@ -155,6 +166,11 @@ export class TaskRunner<P, O, C> {
 
   /** Partitions and offsets are kept encoded: a snapshot taken when the record was handed over. */
   private readonly submitted = new SubmittedRecords<JsonObject, JsonObject>();
+  /**
+   * True when something needs the whole record at its acknowledgement (a listener's `recordAcked`,
+   * or a task's own `commitRecord`): it is then kept while in flight; else only its topic is.
+   */
+  private readonly keepsRecords: boolean;
   private pending = new Map<string, Committable<JsonObject, JsonObject>>();
   private readonly partitions = new WeakMap<object, EncodedPartition>();
   /** The last partition encoded (object and result): most records repeat their predecessor's partition. */
@@ -233,6 +249,9 @@ export class TaskRunner<P, O, C> {
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
+    this.keepsRecords =
+      this.listener.recordAcked !== undefined ||
+      (this.task as { commitRecord?: unknown }).commitRecord !== SourceTask.prototype.commitRecord;
     this.sender.onStall?.((stall) => this.senderStalled(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);
@@ -875,12 +894,21 @@ export class TaskRunner<P, O, C> {
     const part = this.encodePartition(record.sourcePartition);
     const size = (out.key?.length ?? 0) + (out.value?.length ?? 0);
     const offset = this.encodeOffset(record.sourceOffset);
-    const handle = this.submitted.submit(part.key, part.encoded, offset, size);
+    // Kept until the acknowledgement: the record itself only when something needs it then (a
+    // heartbeat always, they are few); else its topic, so the record, its source record and their
+    // values are garbage once the sender has them.
+    const handle = this.submitted.submit<OutgoingRecord | string>(
+      part.key,
+      part.encoded,
+      offset,
+      size,
+      this.keepsRecords || out.heartbeat ? out : out.topic,
+    );
     try {
-      this.sender.send(out, (error, metadata) => this.onSent(handle, out, error, metadata));
+      this.sender.send(out, (error, metadata) => this.onSent(handle, error, metadata));
     } catch (e) {
       // send() must not throw (RecordSender); one that does gets no callback for this record.
-      this.onSent(handle, out, e instanceof Error ? e : new Error(safeJson(e)), undefined);
+      this.onSent(handle, e instanceof Error ? e : new Error(safeJson(e)), undefined);
     }
     if (this.tx !== undefined) this.addToTransaction(record, part, offset);
   }
@@ -891,11 +919,15 @@ export class TaskRunner<P, O, C> {
   }
 
   private onSent(
-    handle: SubmittedRecord<JsonObject>,
-    out: OutgoingRecord,
+    handle: SubmittedRecord<JsonObject, OutgoingRecord | string>,
     error: Error | undefined,
     metadata: RecordMetadata | undefined,
   ): void {
+    const ref = handle.ref;
+    // Settled already (a sender calling back twice): nothing more to do for it.
+    if (ref === undefined) return;
+    const out = typeof ref === 'string' ? undefined : ref;
+    const topic = typeof ref === 'string' ? ref : ref.topic;
     if (this.discarding) {
       // Its transaction was aborted on purpose (TransactionContext): the record is dropped, and
       // the partition's later records commit past it, as in Kafka Connect.
@@ -905,23 +937,24 @@ export class TaskRunner<P, O, C> {
     if (error || !metadata) {
       // Nothing more will come for it, but its partition must not commit past it.
       this.submitted.fail(handle);
-      const failure = toTributaryError(
-        error ?? new Error('no metadata'),
-        'SEND_FAILED',
-        `Sending to topic '${out.topic}' failed`,
-      );
+      const failure = toTributaryError(error ?? new Error('no metadata'), 'SEND_FAILED', `Sending to topic '${topic}' failed`);
       this.listener.recordFailed?.(failure);
       this.fail(failure);
       if (this.wakeDrained && this.submitted.inFlight === 0) this.wakeDrained();
       return;
     }
     this.submitted.ack(handle);
-    try {
-      this.task.commitRecord(out.source as SourceRecord<P, O>, metadata);
-    } catch (e) {
-      this.log.warn({ event: 'task.commitRecord.failed', err: e }, 'commitRecord() threw; ignored');
+    if (out !== undefined) {
+      if (this.keepsRecords) {
+        try {
+          this.task.commitRecord(out.source as SourceRecord<P, O>, metadata);
+        } catch (e) {
+          this.log.warn({ event: 'task.commitRecord.failed', err: e }, 'commitRecord() threw; ignored');
+        }
+      }
+      this.listener.recordAcked?.(out, metadata);
     }
-    this.listener.recordAcked?.(out, metadata);
+    this.listener.recordAckedTo?.(topic, out?.heartbeat === true);
     const inFlight = this.submitted.inFlight;
     if (this.wakeLoop && inFlight < this.settings.maxInFlight) this.wake();
     if (this.wakeDrained && inFlight === 0) this.wakeDrained();
@@ -1518,6 +1551,7 @@ function guardListener(listener: TaskListener, log: Logger): TaskListener {
         };
   // Called for every record: two fixed arguments, no rest array; absent when there is no callback.
   const acked = listener.recordAcked;
+  const ackedTo = listener.recordAckedTo;
   return {
     recordAcked:
       acked === undefined
@@ -1527,6 +1561,16 @@ function guardListener(listener: TaskListener, log: Logger): TaskListener {
               acked.call(listener, record, metadata);
             } catch (e) {
               failed('recordAcked', e);
+            }
+          },
+    recordAckedTo:
+      ackedTo === undefined
+        ? undefined
+        : (topic, heartbeat) => {
+            try {
+              ackedTo.call(listener, topic, heartbeat);
+            } catch (e) {
+              failed('recordAckedTo', e);
             }
           },
     offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),

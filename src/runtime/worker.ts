@@ -729,16 +729,17 @@ export class ConnectorRunner {
   private trackTopics(listener: TaskListener | undefined): TaskListener | undefined {
     if (this.worker.options.config['topic.tracking.enable'] === 'false') return listener;
     const topics = this.activeTopics;
-    const recordAcked: NonNullable<TaskListener['recordAcked']> = (record, metadata) => {
-      if (!record.heartbeat && !topics.has(record.topic)) topics.add(record.topic);
-      listener?.recordAcked?.(record, metadata);
+    // The topic is all this needs: with recordAckedTo alone the runner keeps no record in flight alive.
+    const recordAckedTo: NonNullable<TaskListener['recordAckedTo']> = (topic, heartbeat) => {
+      if (!heartbeat && !topics.has(topic)) topics.add(topic);
+      listener?.recordAckedTo?.(topic, heartbeat);
     };
-    if (listener === undefined) return { recordAcked };
+    if (listener === undefined) return { recordAckedTo };
     // Not `{ ...listener }`: a listener may be a class instance (TaskMetrics) whose methods are
     // on its prototype, which a spread leaves behind; every other call goes to it, bound to it.
     return new Proxy(listener, {
       get(target, prop) {
-        if (prop === 'recordAcked') return recordAcked;
+        if (prop === 'recordAckedTo') return recordAckedTo;
         const value: unknown = Reflect.get(target, prop, target);
         return typeof value === 'function' ? value.bind(target) : value;
       },

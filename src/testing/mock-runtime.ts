@@ -434,7 +434,7 @@ export class MockRuntime<P, O, C> {
         sourceLag: (lag) => metrics.sourceLag(lag),
         flushFailed: () => {},
         recordAcked: (out, metadata) => {
-          metrics.recordAcked(out);
+          metrics.recordAckedTo(out.topic, out.heartbeat === true);
           this.capture(out, metadata);
         },
         offsetsFlushed: (entries) => {
