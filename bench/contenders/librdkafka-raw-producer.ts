@@ -6,7 +6,9 @@
  * drift apart: acks=all, one request in flight, idempotence off, linger 5 ms, no compression,
  * the same batch.size and batch.num.messages). librdkafka batches itself, so "the same batches"
  * means the same batching settings. One delivery report per record is counted (as the sender
- * gets); a full local queue is waited out with poll(). No offsets, no records, no runtime.
+ * gets); a full local queue is waited out with poll(). No offsets, no records, no runtime. With
+ * BENCH_RAW_OPAQUE=1 in the environment each record carries an opaque (its number), as the
+ * sender's records do, to measure what that costs.
  *
  * Built into bench/.work/build by bench/lib/build.ts and started by bench/contenders/librdkafka-raw.ts:
  *   node librdkafka-raw-producer.js --bootstrap=H:P --topic=T --file=F [--set=producer.key=value ...]
@@ -21,6 +23,7 @@ const NEWLINE = 0x0a;
 const READ_BYTES = 64 * 1024;
 /** librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL. */
 const QUEUE_FULL = -184;
+const withOpaque = process.env.BENCH_RAW_OPAQUE === '1';
 
 function option(name: string): string {
   const v = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
     ) => {
       connect(o: object, cb: (e: Error | null) => void): void;
       disconnect(cb: () => void): void;
-      produce(topic: string, partition: number | null, value: Buffer, key: null): void;
+      produce(topic: string, partition: number | null, value: Buffer, key: null, ts?: null, opaque?: unknown): void;
       setPollInterval(ms: number): void;
       poll(): void;
       flush(ms: number, cb: (e: Error | null) => void): void;
@@ -83,7 +86,10 @@ async function main(): Promise<void> {
   /** Hands a line to librdkafka; false when its queue is full. */
   const tryProduce = (value: Buffer): boolean => {
     try {
-      producer.produce(topic, null, value, null);
+      // BENCH_RAW_OPAQUE=1: an opaque per record, as a sender needs to tell its records' reports
+      // apart (the binding keeps each in a V8 persistent handle until its report): what that costs.
+      if (withOpaque) producer.produce(topic, null, value, null, null, handed);
+      else producer.produce(topic, null, value, null);
       handed++;
       return true;
     } catch (e) {

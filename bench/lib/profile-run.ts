@@ -1,11 +1,12 @@
 /**
- * Profiles one run of Tributary and one of the raw kafkajs producer with `node --cpu-prof`
- * (same workload, same broker; profiling slows both, so these runs are not in the table) and
- * summarises where each spent its main thread's time.
+ * Profiles one run of each selected side (Tributary with either sender, the raw kafkajs and raw
+ * librdkafka producers) with `node --cpu-prof` (same workload, same broker; profiling slows each,
+ * so these runs are not in the table) and summarises where each spent its main thread's time.
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kafkajsRaw } from '../contenders/kafkajs-raw.js';
+import { librdkafkaRaw } from '../contenders/librdkafka-raw.js';
 import { tributary } from '../contenders/tributary.js';
 import type { BenchBuild } from './build.js';
 import { type ProfileSummary, summariseProfile } from './cpu-profile.js';
@@ -23,6 +24,8 @@ export async function profileRuns(settings: BenchSettings, env: RunEnvironment, 
   const sides = [
     { id: 'tributary', make: (o: string[]) => tributary(settings, built.tributaryCli, built.fileSource, o) },
     { id: 'kafkajs', make: (o: string[]) => kafkajsRaw(settings, built.kafkajsRaw, o) },
+    { id: 'librdkafka', make: (o: string[]) => tributary(settings, built.tributaryCli, built.fileSource, o, true) },
+    { id: 'librdkafka-raw', make: (o: string[]) => librdkafkaRaw(settings, built.librdkafkaRaw, o) },
   ];
   for (const side of sides) {
     if (!settings.only.has(side.id)) continue;
