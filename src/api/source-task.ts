@@ -6,6 +6,8 @@ import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from './source-recor
 import type { TransactionContext } from './transaction-context.js';
 
 const TASK_BRAND = Symbol.for('tributary.source-task');
+/** Marks SourceTask's own no-op commitRecord, in every copy of Tributary (connectors bundle their own). */
+const DEFAULT_COMMIT_RECORD = Symbol.for('tributary.source-task.default-commit-record');
 
 /** Reads the offsets committed for this connector, decoded through the task's codec. */
 export interface OffsetReader<P, O> {
@@ -191,4 +193,18 @@ export type SourceTaskClass<P = any, O = any, C = any> = new () => SourceTask<P,
 /** True for a class that extends `SourceTask` from any copy of Tributary. */
 export function isSourceTaskClass(value: unknown): value is SourceTaskClass {
   return typeof value === 'function' && (value as unknown as Record<symbol, unknown>)[TASK_BRAND] === true;
+}
+
+Object.defineProperty(SourceTask.prototype.commitRecord, DEFAULT_COMMIT_RECORD, { value: true });
+
+/**
+ * True when the task's `commitRecord` is `SourceTask`'s own no-op, from any copy of Tributary (a
+ * connector bundled with its own copy has a different function object): the runtime then need
+ * not keep records until their acknowledgement to hand them over.
+ */
+export function hasDefaultCommitRecord(task: object): boolean {
+  const commitRecord = (task as { commitRecord?: unknown }).commitRecord;
+  return (
+    typeof commitRecord === 'function' && (commitRecord as unknown as Record<symbol, unknown>)[DEFAULT_COMMIT_RECORD] === true
+  );
 }

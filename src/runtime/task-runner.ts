@@ -17,7 +17,13 @@ import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '..
 import { type Logger, silentLogger } from '../api/logger.js';
 import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
-import { type OffsetReader, type SourceLag, SourceTask, type SourceTaskContext } from '../api/source-task.js';
+import {
+  hasDefaultCommitRecord,
+  type OffsetReader,
+  type SourceLag,
+  type SourceTask,
+  type SourceTaskContext,
+} from '../api/source-task.js';
 import type { TransactionContext } from '../api/transaction-context.js';
 import type { RecordHeader, TransformRecord } from '../api/transformation.js';
 import { connectValueText } from '../transforms/java-compat.js';
@@ -52,7 +58,17 @@ export interface TaskListener {
    * A record was acknowledged: its topic, and whether it is a heartbeat record. Called beside
    * {@link recordAcked} when both are there. With this alone (and a task that does not override
    * `commitRecord`) the runner keeps only the topic of a record in flight, not the record, its
-   * source record and their values: about half the heap a record in flight takes.
+   * source record and their values: most of the memory a record in flight takes.
+   *
+   * @example
+   * ```ts
+   * const written = new Map<string, number>();
+   * const listener: TaskListener = {
+   *   recordAckedTo(topic, heartbeat) {
+   *     if (!heartbeat) written.set(topic, (written.get(topic) ?? 0) + 1);
+   *   },
+   * };
+   * ```
    */
   recordAckedTo?(topic: string, heartbeat: boolean): void;
   /** Offsets were written to the store. */
@@ -249,9 +265,7 @@ export class TaskRunner<P, O, C> {
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
-    this.keepsRecords =
-      this.listener.recordAcked !== undefined ||
-      (this.task as { commitRecord?: unknown }).commitRecord !== SourceTask.prototype.commitRecord;
+    this.keepsRecords = this.listener.recordAcked !== undefined || !hasDefaultCommitRecord(this.task);
     this.sender.onStall?.((stall) => this.senderStalled(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);

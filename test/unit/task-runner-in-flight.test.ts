@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { SourceRecord } from '../../src/api/source-record.js';
-import type { RecordAck } from '../../src/api/source-task.js';
+import { hasDefaultCommitRecord, type RecordAck } from '../../src/api/source-task.js';
 import type { OutgoingRecord, RecordSender, SendCallback } from '../../src/runtime/ports.js';
 import { type TaskListener, TaskRunner } from '../../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
@@ -142,5 +142,18 @@ describe('what the runner keeps of a record in flight', () => {
     expect(acked).toEqual(['data']);
     expect(await store.read('c')).toEqual([]);
     await run.stop();
+  });
+});
+
+describe('hasDefaultCommitRecord', () => {
+  it("recognises SourceTask's own commitRecord, also that of another copy of Tributary, and nothing else", () => {
+    expect(hasDefaultCommitRecord(new ScriptedTask())).toBe(true);
+    expect(hasDefaultCommitRecord(new CommittingTask())).toBe(false);
+    // A connector bundled with its own copy of SourceTask: another function, the same global brand.
+    const otherCopy = () => {};
+    Object.defineProperty(otherCopy, Symbol.for('tributary.source-task.default-commit-record'), { value: true });
+    expect(hasDefaultCommitRecord({ commitRecord: otherCopy })).toBe(true);
+    expect(hasDefaultCommitRecord({ commitRecord: () => {} })).toBe(false);
+    expect(hasDefaultCommitRecord({})).toBe(false);
   });
 });
