@@ -125,7 +125,9 @@ export abstract class SourceTask<P = unknown, O = unknown, C = unknown> {
 
   /**
    * Called for each record once Kafka acknowledged it. Default: nothing.
-   * Keep it cheap: it runs on the hot path.
+   * Keep it cheap: it runs on the hot path. Override it in the class: the runtime looks once,
+   * when it creates the task, and keeps each record until its acknowledgement only for a task
+   * that overrides it (one assigned later, in `start()` say, is not called).
    */
   commitRecord(_record: SourceRecord<P, O> | HeartbeatRecord<P, O>, _ack: RecordAck): void {}
 

@@ -6,11 +6,8 @@ export interface SubmittedRecord<O, R = unknown> {
   readonly offset: O;
   /** Key and value bytes, for instrumentation. */
   readonly size: number;
-  /**
-   * What the caller needs back at the acknowledgement (the record, or less of it); dropped once
-   * the record is acknowledged or failed, so that a settled record keeps nothing alive.
-   */
-  ref: R | undefined;
+  /** What the caller needs back at the acknowledgement (the record, or less of it). */
+  readonly ref: R;
 }
 
 interface PartitionQueue<P, O> {
@@ -80,10 +77,10 @@ export class SubmittedRecords<P, O> {
 
   /**
    * Adds a record at the end of its partition's queue; call {@link ack} when Kafka acknowledged
-   * it. `ref` is kept with it until it is acknowledged or failed.
+   * it. `ref` is kept with it until {@link takeCommittable} removes it.
    */
   submit<R = undefined>(key: string, partition: P, offset: O, size = 0, ref?: R): SubmittedRecord<O, R> {
-    const record: SubmittedRecord<O, R> = { acked: false, settled: false, offset, size, ref };
+    const record: SubmittedRecord<O, R> = { acked: false, settled: false, offset, size, ref: ref as R };
     this.queueFor(key, partition).records.push(record);
     this.unacked++;
     return record;
@@ -98,7 +95,6 @@ export class SubmittedRecords<P, O> {
   ack(record: SubmittedRecord<O, unknown>): void {
     if (record.acked) return;
     record.acked = true;
-    record.ref = undefined;
     if (!record.settled) {
       record.settled = true;
       this.unacked--;
@@ -112,7 +108,6 @@ export class SubmittedRecords<P, O> {
   fail(record: SubmittedRecord<O, unknown>): void {
     if (record.settled) return;
     record.settled = true;
-    record.ref = undefined;
     this.unacked--;
   }
 

@@ -937,9 +937,11 @@ export class TaskRunner<P, O, C> {
     error: Error | undefined,
     metadata: RecordMetadata | undefined,
   ): void {
+    // A sender calling back again for a record it settled: a second acknowledgement changes
+    // nothing (after a failure it must not let the partition commit past the failed record); an
+    // error still fails the task, as the first would have.
+    if (handle.settled && error === undefined && metadata !== undefined) return;
     const ref = handle.ref;
-    // Settled already (a sender calling back twice): nothing more to do for it.
-    if (ref === undefined) return;
     const out = typeof ref === 'string' ? undefined : ref;
     const topic = typeof ref === 'string' ? ref : ref.topic;
     if (this.discarding) {

@@ -145,6 +145,24 @@ describe('what the runner keeps of a record in flight', () => {
   });
 });
 
+describe('a sender that calls back twice', () => {
+  it('fails the task for an error after an acknowledgement, as for any failed record', async () => {
+    const task = new ScriptedTask();
+    const sender = new HoldingSender();
+    const failed: string[] = [];
+    const { run, clock } = runner(task, sender, { recordAckedTo: () => {}, recordFailed: (e) => failed.push(e.code) });
+    task.rounds = [() => of(record('a', 1))];
+    await run.start();
+    await clock.advanceBy('100ms');
+    sender.held[0]?.(undefined, { topic: 'data', partition: 0, offset: 0 });
+    expect(run.status.state).toBe('RUNNING');
+    sender.held[0]?.(new Error('the broker took it back'), undefined);
+    expect(run.status.state).toBe('FAILED');
+    expect(failed).toEqual(['SEND_FAILED']);
+    await run.stop();
+  });
+});
+
 describe('hasDefaultCommitRecord', () => {
   it("recognises SourceTask's own commitRecord, also that of another copy of Tributary, and nothing else", () => {
     expect(hasDefaultCommitRecord(new ScriptedTask())).toBe(true);
