@@ -12,17 +12,16 @@
  *
  *   npx tsx bench/pipeline.ts [records=1000000] [batch=1000] [partitions=4] [runs=3] [--source=synthetic|file]
  */
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { FileSourceTask } from '../examples/file-source/src/file-source-task.js';
 import { jsonConverter } from '../src/runtime/converters.js';
 import type { SendCallback } from '../src/runtime/ports.js';
-import { TaskMetrics } from '../src/runtime/task-metrics.js';
 import { TaskRunner } from '../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../src/storage/memory-offset-store.js';
+import { fileSourceRunner, writeNumberedLines } from './lib/file-source-runner.js';
 import { type BenchOffset, BenchTask, ImmediateSender, roundRobinRecords } from './lib/synthetic-task.js';
 
 const args = process.argv.slice(2);
@@ -80,43 +79,13 @@ async function bareRun(): Promise<number> {
 }
 
 /** The input of `--source=file`: N lines of 100 bytes (99 characters and a newline), each starting with its number. */
-async function writeInput(dir: string): Promise<string> {
-  const file = join(dir, 'input.txt');
-  const pad = 'x'.repeat(LINE_BYTES);
-  const parts: string[] = [];
-  for (let i = 0; i < N; i++) {
-    const n = String(i);
-    parts.push(`${n} ${pad.slice(0, LINE_BYTES - n.length - 2)}\n`);
-  }
-  await writeFile(file, parts.join(''));
-  return file;
-}
+const writeInput = (dir: string): Promise<string> => writeNumberedLines(dir, N, LINE_BYTES);
 
 async function filePipelineRun(file: string): Promise<number> {
   const sender = new ImmediateSender();
   const store = new MemoryOffsetStore();
-  const config = { file, topic: 'bench', 'batch.size': BATCH, follow: 'false' };
-  const connectorKeys = { 'key.converter': 'string', 'value.converter': 'string' };
-  const runner = new TaskRunner({
-    connector: 'bench',
-    taskId: 0,
-    task: new FileSourceTask(),
-    config: {
-      files: [file],
-      topic: 'bench',
-      'batch.size': BATCH,
-      follow: false,
-      encoding: 'utf8',
-      'poll.interval.ms': 1000,
-      'max.line.bytes': 1 << 20,
-    },
-    settings: resolveTaskSettings({ 'task.poll.backoff.ms': '1', ...connectorKeys }, { ...config, ...connectorKeys }),
-    sender,
-    offsetStore: store,
-    // What the standalone worker attaches to every task.
-    listener: new TaskMetrics(),
-  });
-  const seconds = await runToEnd(runner as TaskRunner<unknown, unknown, unknown>, sender);
+  const runner = fileSourceRunner({ file, batch: BATCH, sender, offsetStore: store });
+  const seconds = await runToEnd(runner, sender);
   const committed = await store.read('bench');
   const position = Number(committed[0]?.offset?.position);
   if (position !== N * LINE_BYTES) throw new Error(`expected position ${N * LINE_BYTES} committed, got ${position}`);

@@ -11,15 +11,12 @@
  * Prints bytes per record in flight for the pipeline, and as the bare figure a value Buffer of
  * the line and a callback per record (what a sender that keeps the record's bytes holds).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileSourceTask } from '../examples/file-source/src/file-source-task.js';
 import type { OutgoingRecord, RecordSender, SendCallback } from '../src/runtime/ports.js';
-import { TaskMetrics } from '../src/runtime/task-metrics.js';
-import { TaskRunner } from '../src/runtime/task-runner.js';
-import { resolveTaskSettings } from '../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../src/storage/memory-offset-store.js';
+import { fileSourceRunner, writeNumberedLines } from './lib/file-source-runner.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc --import tsx bench/retained.ts');
@@ -51,32 +48,14 @@ function heap(): number {
 
 const dir = await mkdtemp(join(tmpdir(), 'tributary-retained-'));
 try {
-  const file = join(dir, 'input.txt');
-  const pad = 'x'.repeat(LINE_BYTES);
-  const lines: string[] = [];
-  for (let i = 0; i < N; i++) lines.push(`${i} ${pad.slice(0, LINE_BYTES - String(i).length - 2)}\n`);
-  await writeFile(file, lines.join(''));
-  lines.length = 0;
-
+  const file = await writeNumberedLines(dir, N, LINE_BYTES);
   const sender = new HoldingSender();
-  const keys = { 'key.converter': 'string', 'value.converter': 'string', 'task.max.in.flight.records': String(N) };
-  const runner = new TaskRunner({
-    connector: 'bench',
-    taskId: 0,
-    task: new FileSourceTask(),
-    config: {
-      files: [file],
-      topic: 'bench',
-      'batch.size': 2000,
-      follow: false,
-      encoding: 'utf8',
-      'poll.interval.ms': 1000,
-      'max.line.bytes': 1 << 20,
-    },
-    settings: resolveTaskSettings({ 'task.poll.backoff.ms': '1', ...keys }, { file, topic: 'bench', ...keys }),
+  const runner = fileSourceRunner({
+    file,
+    batch: 2000,
     sender,
     offsetStore: new MemoryOffsetStore(),
-    listener: new TaskMetrics(),
+    workerConfig: { 'task.max.in.flight.records': String(N) },
   });
   await runner.start();
   // Let the runner's own start-up allocations settle before the baseline.
@@ -94,7 +73,7 @@ try {
   const bareBase = heap();
   let acked = 0;
   for (let i = 0; i < N; i++) {
-    const value = Buffer.from(`${i} ${pad.slice(0, LINE_BYTES - String(i).length - 2)}`);
+    const value = Buffer.from(`${i} ${'x'.repeat(LINE_BYTES - String(i).length - 2)}`);
     bare.push([value, () => void acked++]);
   }
   const bareFull = heap();

@@ -1565,30 +1565,20 @@ function guardListener(listener: TaskListener, log: Logger): TaskListener {
             failed(name, e);
           }
         };
-  // Called for every record: two fixed arguments, no rest array; absent when there is no callback.
-  const acked = listener.recordAcked;
-  const ackedTo = listener.recordAckedTo;
+  // For the callbacks called for every record: two fixed arguments, no rest array.
+  const guard2 = <A, B>(name: string, fn: ((a: A, b: B) => void) | undefined) =>
+    fn === undefined
+      ? undefined
+      : (a: A, b: B): void => {
+          try {
+            fn.call(listener, a, b);
+          } catch (e) {
+            failed(name, e);
+          }
+        };
   return {
-    recordAcked:
-      acked === undefined
-        ? undefined
-        : (record, metadata) => {
-            try {
-              acked.call(listener, record, metadata);
-            } catch (e) {
-              failed('recordAcked', e);
-            }
-          },
-    recordAckedTo:
-      ackedTo === undefined
-        ? undefined
-        : (topic, heartbeat) => {
-            try {
-              ackedTo.call(listener, topic, heartbeat);
-            } catch (e) {
-              failed('recordAckedTo', e);
-            }
-          },
+    recordAcked: guard2('recordAcked', listener.recordAcked),
+    recordAckedTo: guard2('recordAckedTo', listener.recordAckedTo),
     offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),
     flushFailed: guard('flushFailed', listener.flushFailed),
     committed: guard('committed', listener.committed),
