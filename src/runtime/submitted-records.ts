@@ -10,6 +10,9 @@ export interface SubmittedRecord<O, R = unknown> {
   readonly ref: R;
 }
 
+/** Taken records a queue may keep at its head before they are dropped (see takeCommittable). */
+const COMPACT_AT_LEAST = 16;
+
 interface PartitionQueue<P, O> {
   readonly partition: P;
   records: Array<SubmittedRecord<O, unknown>>;
@@ -68,6 +71,17 @@ export class SubmittedRecords<P, O> {
       }
     }
     return { records, bytes };
+  }
+
+  /**
+   * Entries held in memory, records already taken by {@link takeCommittable} but not yet
+   * dropped from their queue's head included: at most about twice the records not taken, plus
+   * a few per partition. For tests and instrumentation; walks every queue.
+   */
+  get retained(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.records.length;
+    return n;
   }
 
   /** True while the partition has records not yet taken by {@link takeCommittable}. */
@@ -131,7 +145,11 @@ export class SubmittedRecords<P, O> {
       out.bytes += bytes;
       out.set(key, { partition: queue.partition, offset: (records[i - 1] as SubmittedRecord<O, unknown>).offset });
       if (i === records.length) this.queues.delete(key);
-      else if (i > 4096 && i * 2 > records.length) {
+      else if (i >= COMPACT_AT_LEAST && i * 2 >= records.length) {
+        // The taken head is at least as long as what is left: drop it. Each record is copied
+        // about once more on average, and a queue holds at most twice its records not taken
+        // (plus a few): with many partitions each queue rarely drains, and waiting for thousands
+        // of taken records per queue would keep every record ever sent to them.
         queue.records = records.slice(i);
         queue.head = 0;
       } else queue.head = i;
