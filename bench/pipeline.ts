@@ -78,9 +78,6 @@ async function bareRun(): Promise<number> {
   return N / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-/** The input of `--source=file`: N lines of 100 bytes (99 characters and a newline), each starting with its number. */
-const writeInput = (dir: string): Promise<string> => writeNumberedLines(dir, N, LINE_BYTES);
-
 async function filePipelineRun(file: string): Promise<number> {
   const sender = new ImmediateSender();
   const store = new MemoryOffsetStore();
@@ -163,7 +160,7 @@ async function counted(run: () => Promise<number>, cpu: number[], gcs: number[])
 }
 const dir = await mkdtemp(join(tmpdir(), 'tributary-pipeline-'));
 try {
-  const file = source === 'file' ? await writeInput(dir) : '';
+  const file = source === 'file' ? await writeNumberedLines(dir, N, LINE_BYTES) : '';
   const runPipeline = source === 'file' ? () => filePipelineRun(file) : pipelineRun;
   const runBare = source === 'file' ? () => fileBareRun(file) : bareRun;
   await runPipeline(); // warm-up

@@ -15,7 +15,7 @@ const COMPACT_AT_LEAST = 16;
 
 interface PartitionQueue<P, O> {
   readonly partition: P;
-  records: Array<SubmittedRecord<O, unknown>>;
+  records: Array<SubmittedRecord<O>>;
   head: number;
 }
 
@@ -63,7 +63,7 @@ export class SubmittedRecords<P, O> {
     let bytes = 0;
     for (const queue of this.queues.values()) {
       for (let i = queue.head; i < queue.records.length; i++) {
-        const r = queue.records[i] as SubmittedRecord<O, unknown>;
+        const r = queue.records[i] as SubmittedRecord<O>;
         if (r.acked) {
           records++;
           bytes += r.size;
@@ -106,7 +106,7 @@ export class SubmittedRecords<P, O> {
   }
 
   /** Marks a record acknowledged. Acknowledging twice is a no-op. */
-  ack(record: SubmittedRecord<O, unknown>): void {
+  ack(record: SubmittedRecord<O>): void {
     if (record.acked) return;
     record.acked = true;
     if (!record.settled) {
@@ -119,7 +119,7 @@ export class SubmittedRecords<P, O> {
    * A record the sender gave up on: it no longer counts as in flight (nothing will come for
    * it), but it stays unacknowledged, so its partition commits nothing past it.
    */
-  fail(record: SubmittedRecord<O, unknown>): void {
+  fail(record: SubmittedRecord<O>): void {
     if (record.settled) return;
     record.settled = true;
     this.unacked--;
@@ -136,14 +136,14 @@ export class SubmittedRecords<P, O> {
       const { records } = queue;
       let i = queue.head;
       let bytes = 0;
-      while (i < records.length && (records[i] as SubmittedRecord<O, unknown>).acked) {
-        bytes += (records[i] as SubmittedRecord<O, unknown>).size;
+      while (i < records.length && (records[i] as SubmittedRecord<O>).acked) {
+        bytes += (records[i] as SubmittedRecord<O>).size;
         i++;
       }
       if (i === queue.head) continue;
       out.records += i - queue.head;
       out.bytes += bytes;
-      out.set(key, { partition: queue.partition, offset: (records[i - 1] as SubmittedRecord<O, unknown>).offset });
+      out.set(key, { partition: queue.partition, offset: (records[i - 1] as SubmittedRecord<O>).offset });
       if (i === records.length) this.queues.delete(key);
       else if (i >= COMPACT_AT_LEAST && i * 2 >= records.length) {
         // The taken head is at least as long as what is left: drop it. Each record is copied
