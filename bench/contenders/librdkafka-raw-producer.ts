@@ -7,11 +7,11 @@
  * the same batch.size and batch.num.messages). librdkafka batches itself, so "the same batches"
  * means the same batching settings. One delivery report per record is counted (as the sender
  * gets); a full local queue is waited out with poll(). No offsets, no records, no runtime. With
- * BENCH_RAW_OPAQUE=1 in the environment each record carries an opaque (its number), as the
- * sender's records do, to measure what that costs.
+ * --opaque (bench/run.ts passes it under BENCH_RAW_OPAQUE=1) each record carries an opaque (its
+ * number), as the sender's records do, to measure what that costs.
  *
  * Built into bench/.work/build by bench/lib/build.ts and started by bench/contenders/librdkafka-raw.ts:
- *   node librdkafka-raw-producer.js --bootstrap=H:P --topic=T --file=F [--set=producer.key=value ...]
+ *   node librdkafka-raw-producer.js --bootstrap=H:P --topic=T --file=F [--set=producer.key=value ...] [--opaque]
  * Exits 0 once every record is reported delivered, 1 if any failed. On SIGTERM it stops reading,
  * waits for what it has handed over and exits the same way (the harness's time-bounded runs).
  */
@@ -23,7 +23,8 @@ const NEWLINE = 0x0a;
 const READ_BYTES = 64 * 1024;
 /** librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL. */
 const QUEUE_FULL = -184;
-const withOpaque = process.env.BENCH_RAW_OPAQUE === '1';
+/** --opaque (BENCH_RAW_OPAQUE=1 for bench/run.ts): an opaque per record, as the sender passes. */
+const withOpaque = process.argv.includes('--opaque');
 
 function option(name: string): string {
   const v = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -86,8 +87,8 @@ async function main(): Promise<void> {
   /** Hands a line to librdkafka; false when its queue is full. */
   const tryProduce = (value: Buffer): boolean => {
     try {
-      // BENCH_RAW_OPAQUE=1: an opaque per record, as a sender needs to tell its records' reports
-      // apart (the binding keeps each in a V8 persistent handle until its report): what that costs.
+      // --opaque: an opaque per record, as a sender needs to tell its records' reports apart (the
+      // binding keeps each in a V8 persistent handle until its report): what that costs.
       if (withOpaque) producer.produce(topic, null, value, null, null, handed);
       else producer.produce(topic, null, value, null);
       handed++;

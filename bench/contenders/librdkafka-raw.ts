@@ -8,14 +8,27 @@ import type { BenchSettings } from '../lib/settings.js';
 import type { Contender, Launch, RunContext } from './contender.js';
 import { tributaryWorkerProperties } from './tributary.js';
 
+/**
+ * `BENCH_RAW_OPAQUE=1`: every record carries an opaque (its number), as the sender's records do,
+ * to measure what that costs (docs/benchmarks.md, third pass). Any other value than 1, 0 or unset
+ * is refused, so that a typo never measures the other variant unnoticed.
+ */
+function withOpaque(): boolean {
+  const value = process.env.BENCH_RAW_OPAQUE;
+  if (value === undefined || value === '' || value === '0') return false;
+  if (value === '1') return true;
+  throw new Error(`BENCH_RAW_OPAQUE must be 1 (an opaque per record) or 0 / unset (none), got '${value}'`);
+}
+
 export function librdkafkaRaw(settings: BenchSettings, script: string, nodeOptions: readonly string[] = []): Contender {
   const p = settings.producer;
+  const opaque = withOpaque();
   return {
     id: 'librdkafka-raw',
-    label: 'raw librdkafka',
+    label: opaque ? 'raw librdkafka, opaque per record' : 'raw librdkafka',
     sendsLines: true,
     settings: [
-      '@confluentinc/kafka-javascript Producer.produce() per line of the file (64 KiB reads, lines as Buffer slices, null key), one delivery report each, polled every 5 ms',
+      `@confluentinc/kafka-javascript Producer.produce() per line of the file (64 KiB reads, lines as Buffer slices, null key${opaque ? ', an opaque per record as the sender passes (BENCH_RAW_OPAQUE=1)' : ''}), one delivery report each, polled every 5 ms`,
       `librdkafka settings = those of Tributary's sender=librdkafka for the same producer.* (librdkafkaConfig in src/kafka/librdkafka-sender.ts): acks=all, ` +
         `max.in.flight=${p.maxInFlight}, enable.idempotence=${p.idempotence}, linger.ms=${p.lingerMs}, compression none, batch.size=${p.tributaryBatchBytes}`,
       `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}`,
@@ -33,6 +46,7 @@ export function librdkafkaRaw(settings: BenchSettings, script: string, nodeOptio
           `--topic=${run.topic}`,
           `--file=${run.inputFile}`,
           ...producerProps,
+          ...(opaque ? ['--opaque'] : []),
         ],
         kind: 'oneshot',
       };
