@@ -56,7 +56,8 @@ interface Pending {
  */
 export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> implements TransactionalRecordSender {
   readonly transactional = true as const;
-  private readonly reports = new Map<number, RecordMetadata | Error>();
+  /** The reports of the transaction being written; reports of any other (ended) one are ignored. */
+  private current: TransactionReports | undefined;
   private nextId = 0;
 
   private constructor(
@@ -66,11 +67,19 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
   ) {
     super();
     producer.on('delivery-report', (error, report) => {
-      const id = report.opaque as number;
-      this.reports.set(
-        id,
-        error ?? { topic: report.topic, partition: report.partition, offset: Number(report.offset), timestamp: report.timestamp },
-      );
+      const current = this.current;
+      // An offset record (opaque -1), or a late report of a transaction that ended (aborted, or
+      // given up on): nothing waits for it, and keeping it would grow without bound.
+      if (current === undefined) return;
+      const i = (report.opaque as number) - current.first;
+      if (!(i >= 0 && i < current.reports.length) || current.reports[i] !== undefined) return;
+      current.reports[i] = error ?? {
+        topic: report.topic,
+        partition: report.partition,
+        offset: Number(report.offset),
+        timestamp: report.timestamp,
+      };
+      if (--current.missing === 0) current.wake?.();
     });
   }
 
@@ -148,16 +157,21 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
     offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,
   ): Promise<void> {
     let begun = false;
-    const ids: number[] = [];
     try {
       if (this.broken !== undefined) throw this.broken;
       const offsetMessages = this.options.offsetMessages(connector, await offsets);
       if (records.length === 0 && offsetMessages.length === 0) return;
       await this.call((cb) => this.producer.beginTransaction(cb));
       begun = true;
+      const current: TransactionReports = {
+        first: this.nextId,
+        reports: new Array<RecordMetadata | Error | undefined>(records.length).fill(undefined),
+        missing: records.length,
+        wake: undefined,
+      };
+      this.current = current;
       for (const { record } of records) {
         const id = this.nextId++;
-        ids.push(id);
         await this.produce(
           record.topic,
           record.partition ?? null,
@@ -171,20 +185,19 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
       for (const m of offsetMessages)
         await this.produce(m.topic ?? this.options.offsetsTopic, null, m.value, m.key, null, -1, undefined);
       await this.call((cb) => this.producer.commitTransaction(this.timeoutMs, cb));
-      // commitTransaction flushes: every record has its delivery report by now.
-      const metadata = ids.map((id) => {
-        const report = this.reports.get(id);
-        this.reports.delete(id);
-        return report;
-      });
+      // commitTransaction flushes, so librdkafka has every record's delivery report, but the
+      // binding hands them to JavaScript on later turns of the event loop (100 at a time): wait.
+      await reportsIn(current, this.timeoutMs);
+      this.current = undefined;
       for (let i = 0; i < records.length; i++) {
-        const m = metadata[i];
+        const m = current.reports[i];
         const r = records[i] as Pending;
+        // Committed, so written; a report that never came (or, impossibly, an error) leaves where unknown.
         if (m === undefined || m instanceof Error) r.callback(undefined, { topic: r.record.topic, partition: -1, offset: -1 });
         else r.callback(undefined, m);
       }
     } catch (e) {
-      for (const id of ids) this.reports.delete(id);
+      this.current = undefined;
       const error = this.broken ?? transactionError(e, this.options.transactionalId, records.length);
       this.broken = error;
       if (begun) await this.call((cb) => this.producer.abortTransaction(this.timeoutMs, cb)).catch(() => {});
@@ -192,6 +205,26 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
       throw error;
     }
   }
+}
+
+/** The delivery reports of one transaction's records, by id − `first`. */
+interface TransactionReports {
+  readonly first: number;
+  readonly reports: Array<RecordMetadata | Error | undefined>;
+  missing: number;
+  wake: (() => void) | undefined;
+}
+
+/** Resolves once every record of the transaction has its report, or after `timeoutMs`. */
+function reportsIn(current: TransactionReports, timeoutMs: number): Promise<void> {
+  if (current.missing === 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    current.wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
 }
 
 function transactionError(e: unknown, transactionalId: string, records: number): TributaryError {
