@@ -1,5 +1,5 @@
 import { TributaryError } from '../api/errors.js';
-import type { OffsetEntry, OutgoingRecord, SendCallback } from '../runtime/ports.js';
+import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback } from '../runtime/ports.js';
 
 /**
  * What the transactional senders share: records are held until their transaction ends, one
@@ -64,6 +64,24 @@ export abstract class HeldTransactions<T extends { readonly callback: SendCallba
     );
     for (const r of left) r.callback(error, undefined);
     await this.disconnect();
+  }
+
+  /**
+   * Calls back every record of a committed transaction with its metadata. Runs after the
+   * transaction's error handling, not inside it: a callback that throws must not turn a committed
+   * transaction into a failed one (an abort, and a second callback with an error for records
+   * already acknowledged). Every record is called back; the first throw is rethrown after.
+   */
+  protected acknowledge(records: readonly T[], metadataOf: (i: number) => RecordMetadata): void {
+    let thrown: { error: unknown } | undefined;
+    for (let i = 0; i < records.length; i++) {
+      try {
+        (records[i] as T).callback(undefined, metadataOf(i));
+      } catch (e) {
+        thrown ??= { error: e };
+      }
+    }
+    if (thrown !== undefined) throw thrown.error;
   }
 
   /** Writes `records` and the offset records of `offsets` in one transaction; fails their callbacks if it cannot. */

@@ -114,13 +114,13 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
     offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,
   ): Promise<void> {
     let txn: Transaction | undefined;
+    const metadata: RecordMetadata[] = [];
     try {
       if (this.broken !== undefined) throw this.broken;
       const entries = await offsets;
       const offsetMessages = this.options.offsetMessages(connector, entries);
       if (records.length === 0 && offsetMessages.length === 0) return;
       txn = await this.producer.transaction();
-      const metadata: RecordMetadata[] = [];
       for (let i = 0; i < records.length; i += this.maxPerRequest) {
         const chunk = records.slice(i, i + this.maxPerRequest);
         metadata.push(...metadataOf(chunk, await txn.sendBatch({ acks: -1, topicMessages: groupByTopic(chunk) })));
@@ -139,7 +139,6 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
         });
       }
       await txn.commit();
-      for (let i = 0; i < records.length; i++) (records[i] as Pending).callback(undefined, metadata[i]);
     } catch (e) {
       const error = this.broken ?? transactionError(e, this.options.transactionalId, records.length);
       this.broken = error;
@@ -148,6 +147,7 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
       for (const r of records) r.callback(error, undefined);
       throw error;
     }
+    this.acknowledge(records, (i) => metadata[i] as RecordMetadata);
   }
 }
 

@@ -157,13 +157,14 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
     offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>,
   ): Promise<void> {
     let begun = false;
+    let current: TransactionReports | undefined;
     try {
       if (this.broken !== undefined) throw this.broken;
       const offsetMessages = this.options.offsetMessages(connector, await offsets);
       if (records.length === 0 && offsetMessages.length === 0) return;
       await this.call((cb) => this.producer.beginTransaction(cb));
       begun = true;
-      const current: TransactionReports = {
+      current = {
         first: this.nextId,
         reports: new Array<RecordMetadata | Error | undefined>(records.length).fill(undefined),
         missing: records.length,
@@ -189,13 +190,6 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
       // binding hands them to JavaScript on later turns of the event loop (100 at a time): wait.
       await reportsIn(current, this.timeoutMs);
       this.current = undefined;
-      for (let i = 0; i < records.length; i++) {
-        const m = current.reports[i];
-        const r = records[i] as Pending;
-        // Committed, so written; a report that never came (or, impossibly, an error) leaves where unknown.
-        if (m === undefined || m instanceof Error) r.callback(undefined, { topic: r.record.topic, partition: -1, offset: -1 });
-        else r.callback(undefined, m);
-      }
     } catch (e) {
       this.current = undefined;
       const error = this.broken ?? transactionError(e, this.options.transactionalId, records.length);
@@ -204,6 +198,15 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
       for (const r of records) r.callback(error, undefined);
       throw error;
     }
+    if (current === undefined) return;
+    const reports = current.reports;
+    this.acknowledge(records, (i) => {
+      const m = reports[i];
+      // Committed, so written; a report that never came (or, impossibly, an error) leaves where unknown.
+      return m === undefined || m instanceof Error
+        ? { topic: (records[i] as Pending).record.topic, partition: -1, offset: -1 }
+        : m;
+    });
   }
 }
 

@@ -155,4 +155,29 @@ describe('LibrdkafkaTransactionalSender', () => {
     expect(second).toEqual([expect.objectContaining({ topic: 'b', partition: 2 })]);
     await sender.close();
   });
+  it('a callback that throws leaves the committed transaction committed: no abort, no second callback, the others called back', async () => {
+    const { sender, fake } = await connect();
+    const calls: Array<[string, RecordMetadata | Error | undefined]> = [];
+    sender.send({ topic: 't', key: null, value: null }, (e, m) => {
+      calls.push(['a', e ?? m]);
+      throw new Error('callback of a');
+    });
+    sender.send({ topic: 't', key: null, value: null }, (e, m) => calls.push(['b', e ?? m]));
+    const commit = sender.commitTransaction('c', []);
+    while (fake.produced.length < 3) await tick();
+    fake.deliver();
+    await expect(commit).rejects.toThrow('callback of a');
+    expect(calls).toEqual([
+      ['a', expect.objectContaining({ partition: 2, offset: 0 })],
+      ['b', expect.objectContaining({ partition: 2, offset: 1 })],
+    ]);
+    // Not broken: the next transaction commits.
+    sender.send({ topic: 't', key: null, value: null }, (e, m) => calls.push(['c', e ?? m]));
+    const next = sender.commitTransaction('c', []);
+    while (fake.produced.length < 2) await tick();
+    fake.deliver();
+    await next;
+    expect(calls[2]).toEqual(['c', expect.objectContaining({ partition: 2 })]);
+    await sender.close();
+  });
 });
