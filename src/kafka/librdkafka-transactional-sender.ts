@@ -40,6 +40,8 @@ export interface LibrdkafkaTransactionalOptions {
 /** librdkafka error codes that mean a newer producer of the transactional id took over. */
 const FENCED_CODES = new Set([90 /* PRODUCER_FENCED */, 47 /* INVALID_PRODUCER_EPOCH */, -144 /* _FENCED */]);
 const QUEUE_FULL = -184;
+/** RD_KAFKA_RESP_ERR__FATAL: what produce() throws once the producer has raised a fatal error. */
+const FATAL = -150;
 
 interface Pending {
   readonly record: OutgoingRecord;
@@ -192,9 +194,18 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
       this.current = undefined;
     } catch (e) {
       this.current = undefined;
-      const error = this.broken ?? transactionError(e, this.options.transactionalId, records.length);
+      let cause = e;
+      if (begun) {
+        const abortError = await this.call((cb) => this.producer.abortTransaction(this.timeoutMs, cb)).then(
+          () => undefined,
+          (a: unknown) => a,
+        );
+        // After a fatal error (a newer producer of this transactional id fenced this one, say)
+        // produce() says only "Local: Fatal error"; the transaction calls answer with the error itself.
+        if ((e as { code?: unknown } | null)?.code === FATAL && abortError !== undefined) cause = abortError;
+      }
+      const error = this.broken ?? transactionError(cause, this.options.transactionalId, records.length);
       this.broken = error;
-      if (begun) await this.call((cb) => this.producer.abortTransaction(this.timeoutMs, cb)).catch(() => {});
       for (const r of records) r.callback(error, undefined);
       throw error;
     }

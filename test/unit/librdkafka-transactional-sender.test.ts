@@ -41,14 +41,21 @@ class FakeProducer {
   beginTransaction(cb: (e: Error | null) => void) {
     setImmediate(() => cb(null));
   }
+  /** librdkafka's state after a newer producer fenced this one: what produce() and abortTransaction() answer. */
+  fenced = false;
   produce(topic: string, _p: number | null, _v: Buffer | null, _k: unknown, _t: unknown, opaque: unknown) {
+    if (this.fenced) throw Object.assign(new Error('Local: Fatal error'), { code: -150 });
     this.produced.push({ topic, opaque });
   }
   commitTransaction(_t: number, cb: (e: Error | null) => void) {
     setImmediate(() => cb(this.commitError));
   }
   abortTransaction(_t: number, cb: (e: Error | null) => void) {
-    setImmediate(() => cb(null));
+    const fenced = Object.assign(
+      new Error('Failed to add partitions to transaction: Local: This instance has been fenced by a newer instance'),
+      { code: -144, isFatal: true },
+    );
+    setImmediate(() => cb(this.fenced ? fenced : null));
   }
   /** Delivers the reports of the first `n` records produced and not delivered yet (all by default). */
   deliver(n = this.produced.length) {
@@ -178,6 +185,16 @@ describe('LibrdkafkaTransactionalSender', () => {
     fake.deliver();
     await next;
     expect(calls[2]).toEqual(['c', expect.objectContaining({ partition: 2 })]);
+    await sender.close();
+  });
+  it('reports a producer fenced while it writes a transaction as TRANSACTION_FENCED, not as a fatal error of unknown cause', async () => {
+    const { sender, fake } = await connect();
+    const got: unknown[] = [];
+    fake.fenced = true;
+    sender.send({ topic: 't', key: null, value: null }, (e) => got.push(e));
+    const fenced = { code: 'TRANSACTION_FENCED', message: expect.stringContaining('fenced by a newer instance') };
+    await expect(sender.commitTransaction('c', [])).rejects.toMatchObject(fenced);
+    expect(got).toEqual([expect.objectContaining(fenced)]);
     await sender.close();
   });
 });
