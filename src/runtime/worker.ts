@@ -128,6 +128,10 @@ export interface WorkerOptions {
  */
 export type PluginAccess = 'any' | 'listed';
 
+const TOKEN_PROVIDER = 'sasl.oauthbearer.token.provider';
+/** Connector config keys whose value is a module a task imports (Kafka client overrides). */
+const CODE_KEY = /^(producer|consumer|admin)\.override\.sasl\.oauthbearer\.token\.provider$/;
+
 /** How a connector is created: KIP-980's initial state and KIP-995's initial offsets. */
 export interface CreateOptions {
   readonly initialState?: TargetState;
@@ -805,6 +809,8 @@ export class Worker implements Herder {
   /** `connector.class` values the operator gave (`any` access), which `listed` access may name too. */
   private readonly operatorClasses = new Set<string>();
   private readonly loadTransform: TransformPluginLoader;
+  /** Modules named by `transforms.*.type`, `predicates.*.type` or a token-provider override in a config loaded with `any` (the operator's): requests may name them again. */
+  private readonly operatorModules = new Set<string>();
   private readonly providers: ConfigProviders;
   /** Classes loaded by any `connector.class` (module paths too), with the first spec that loaded each. */
   private readonly loaded = new Map<SourceConnectorClass, string>();
@@ -896,9 +902,10 @@ export class Worker implements Herder {
     name: string,
     config: Readonly<Record<string, string>>,
     pluginAccess: PluginAccess = 'any',
+    transformAccess: PluginAccess = pluginAccess,
   ): Promise<{ connectorClass: SourceConnectorClass; parsed: unknown; passwords: ReadonlySet<string>; tasksMax: number }> {
     checkName(name, config);
-    const spec = await this.prepareSpec(name, config, pluginAccess);
+    const spec = await this.prepareSpec(name, config, pluginAccess, transformAccess);
     return { connectorClass: spec.connectorClass, parsed: spec.parsed, passwords: spec.passwords, tasksMax: spec.tasksMax };
   }
 
@@ -1235,7 +1242,7 @@ export class Worker implements Herder {
         warnings: k.warnings.map(hide),
       })),
     };
-    const transforms = await prepareTransforms(full, this.loadTransform);
+    const transforms = await prepareTransforms(full, this.transformLoader(pluginAccess));
     const problems = [
       ...unresolved,
       ...(transforms.ok ? [] : transforms.problems.map((p) => ({ ...p, message: hide(p.message) }))),
@@ -1375,7 +1382,8 @@ export class Worker implements Herder {
     checkName(runner.name, merged);
     // The class the connector already runs was allowed when it was created.
     const access = merged['connector.class'] === runner.config['connector.class'] ? 'any' : pluginAccess;
-    const spec = await this.prepareSpec(runner.name, merged, access);
+    // Transforms and predicates are checked one by one (a module the operator gave stays allowed).
+    const spec = await this.prepareSpec(runner.name, merged, access, pluginAccess);
     this.assertRunning();
     const releaseStore = await this.useOffsetsTopic(runner.name, spec.resolved);
     try {
@@ -1395,6 +1403,7 @@ export class Worker implements Herder {
     name: string,
     config: Readonly<Record<string, string>>,
     pluginAccess: PluginAccess,
+    transformAccess: PluginAccess = pluginAccess,
   ): Promise<ConnectorSpec> {
     const given: Record<string, string> = { ...config, name };
     const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
@@ -1403,11 +1412,12 @@ export class Worker implements Herder {
         `config of connector '${name}'`,
         unresolved.map((p) => p.message),
       );
+    this.checkCodeKeys(name, full, transformAccess);
     const connectorClass = await this.loadClass(String(full['connector.class'] ?? ''), pluginAccess);
     const probe = new connectorClass();
     const validated = validateConnectorConfig(probe, full, this.options.config, `connector '${name}'`);
     for (const w of validated.warnings) this.log.warn({ event: 'config.unknown.key', connector: name, key: w.key }, w.message);
-    const transforms = await prepareTransforms(full, this.loadTransform);
+    const transforms = await prepareTransforms(full, this.transformLoader(transformAccess));
     // Error messages quote values: a resolved one must not reach the REST answer or the log.
     const hide = hideResolved(given, full, referenced);
     if (!validated.ok || !transforms.ok)
@@ -1425,6 +1435,46 @@ export class Worker implements Herder {
       passwords: probe.config.passwords,
       version: String(probe.version),
       transforms: transforms.factory,
+    };
+  }
+
+  /**
+   * Client overrides that name a module to import (`producer.override.sasl.oauthbearer.token.provider`):
+   * with `listed` only one the worker config names, or a connector config loaded with `any` named
+   * before; anything else is refused before a task could import it.
+   */
+  private checkCodeKeys(name: string, config: Readonly<Record<string, string>>, access: PluginAccess): void {
+    for (const [key, value] of Object.entries(config)) {
+      if (!CODE_KEY.test(key)) continue;
+      if (access === 'any') {
+        this.operatorModules.add(value);
+        continue;
+      }
+      const fromWorker = Object.entries(this.options.config).some(([k, v]) => k.endsWith(TOKEN_PROVIDER) && v === value);
+      if (fromWorker || this.operatorModules.has(value)) continue;
+      throw new ConfigError(`config of connector '${name}'`, [
+        `${key} names a module to load ("${value}"); a request may name only one the worker config or a connector file of this worker names: module paths in requests are off unless the worker config sets rest.plugin.module.paths.enable=true (see docs/rest.md)`,
+      ]);
+    }
+  }
+
+  /**
+   * The loader of `transforms.*.type` and `predicates.*.type` values that are not built-ins, as
+   * `pluginAccess` allows: with `listed` only a module the operator gave before (in a connector
+   * file, or a config loaded with `any`); anything else is refused before it is resolved or
+   * imported, as for `connector.class`.
+   */
+  private transformLoader(pluginAccess: PluginAccess): TransformPluginLoader {
+    return async (spec, kind) => {
+      if (pluginAccess === 'any') {
+        const loaded = await this.loadTransform(spec, kind);
+        this.operatorModules.add(spec);
+        return loaded;
+      }
+      if (this.operatorModules.has(spec)) return this.loadTransform(spec, kind);
+      throw new Error(
+        `is not a built-in ${kind} nor one a connector file of this worker uses; module paths in requests are off unless the worker config sets rest.plugin.module.paths.enable=true (see docs/rest.md)`,
+      );
     };
   }
 

@@ -235,6 +235,64 @@ describe('which plugins a request may load', () => {
     }
   });
 
+  it('never imports a transform or predicate module a request names, unless a connector file of the operator uses it', async () => {
+    const marker = join(dir, 'evil-transform-ran');
+    const evil = join(dir, 'evil-transform.mjs');
+    await writeFile(
+      evil,
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'imported');\n` +
+        "export class Evil { static [Symbol.for('tributary.transformation')] = true; static [Symbol.for('tributary.predicate')] = true; config = { keys: {}, parse: () => ({ ok: true, value: {} }) }; configure() {} close() {} apply(r) { return r; } test() { return true; } }\n",
+    );
+    const { worker, app, call } = await setUp();
+    try {
+      // The operator's connector class (as from a connector file), so that requests may name it.
+      const base = { 'connector.class': `${fixture}#FixtureConnector`, topic: 't', count: '1' };
+      const filter = { transforms: 'x', 'transforms.x.type': 'org.apache.kafka.connect.transforms.Filter' };
+      await worker.createConnector('op', { ...base, ...filter });
+      const viaTransform = { ...base, transforms: 'x', 'transforms.x.type': `${evil}#Evil` };
+      const viaPredicate = {
+        ...base,
+        transforms: 'x',
+        'transforms.x.type': 'org.apache.kafka.connect.transforms.Filter',
+        'transforms.x.predicate': 'p',
+        predicates: 'p',
+        'predicates.p.type': evil,
+      };
+      for (const config of [viaTransform, viaPredicate]) {
+        const created = await call('POST', '/connectors', { name: 'x', config });
+        expect(created.status, JSON.stringify(created.body)).toBe(400);
+        expect(created.body.message).toContain('rest.plugin.module.paths.enable=true');
+        const validated = await call('PUT', '/connector-plugins/FixtureConnector/config/validate', config);
+        expect(validated.status).toBe(200);
+        expect(validated.body.error_count).toBeGreaterThan(0);
+        expect(JSON.stringify(validated.body)).toContain('rest.plugin.module.paths.enable=true');
+      }
+      // Nor by changing the config of a connector the operator created.
+      const patched = await call('PATCH', '/connectors/op/config', { 'transforms.x.type': `${evil}#Evil` });
+      expect(patched.status).toBe(400);
+      expect(worker.connectorNames()).toEqual(['op']);
+      expect(existsSync(marker)).toBe(false);
+      // Built-ins load as ever; a module the operator gave may be named by a request afterwards.
+      const builtin = await call('POST', '/connectors', {
+        name: 'b',
+        config: { ...base, ...filter },
+      });
+      expect(builtin.status).toBe(201);
+      await worker.createConnector('op2', viaTransform);
+      expect(existsSync(marker)).toBe(true);
+      const again = await call('POST', '/connectors', { name: 'again', config: viaTransform });
+      expect(again.status).toBe(201);
+      // A client override that names a module to import (the SASL/OAUTHBEARER token provider).
+      const token = { ...base, 'producer.override.sasl.oauthbearer.token.provider': `${join(dir, 'token.mjs')}#provide` };
+      const viaOverride = await call('POST', '/connectors', { name: 'token', config: token });
+      expect(viaOverride).toMatchObject({ status: 400, body: { message: expect.stringContaining('names a module to load') } });
+      expect(viaOverride.body.message).toContain('rest.plugin.module.paths.enable=true');
+    } finally {
+      await app.close();
+      await worker.stop();
+    }
+  });
+
   it('loads a listed plugin by its class, export name or alias, and the class of a connector the operator created', async () => {
     const evil = join(dir, 'evil-patch.mjs');
     const marker = join(dir, 'evil-patch-ran');

@@ -902,7 +902,8 @@ export class DistributedHerder implements Herder {
         if (was !== undefined && v !== was && v === maskValue(k, was, currentPasswords)) merged[k] = was;
       }
       const access = merged['connector.class'] === current['connector.class'] ? 'any' : pluginAccess;
-      const checked = await this.worker.checkConnector(name, merged, access);
+      // Transforms and predicates are checked one by one (a module the operator gave stays allowed).
+      const checked = await this.worker.checkConnector(name, merged, access, pluginAccess);
       const stored = { ...merged, name };
       await this.config.putConnectorConfig(name, stored);
       await this.config.readToEnd();
