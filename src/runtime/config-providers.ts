@@ -43,6 +43,15 @@ const CLASS_NAMES: Record<string, 'file' | 'directory' | 'env'> = {
   env: 'env',
 };
 
+/** The `config.providers.<name>.param.*` each kind of provider takes, and the class it shows as. */
+const PROVIDER_KINDS: Record<'file' | 'directory' | 'env', { readonly className: string; readonly params: readonly string[] }> = {
+  file: { className: 'FileConfigProvider', params: ['allowed.paths'] },
+  directory: { className: 'DirectoryConfigProvider', params: ['allowed.paths'] },
+  env: { className: 'EnvVarConfigProvider', params: ['allowlist.pattern'] },
+};
+
+const PREFIX = 'config.providers.';
+
 /** Kafka's ConfigTransformer pattern: `${provider:path:key}` or `${provider:key}`. */
 const REFERENCE = /\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}/g;
 
@@ -57,7 +66,10 @@ const REFERENCE = /\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}/g;
  * File and directory providers take `param.allowed.paths` (KIP-993), a comma-separated list of
  * directories they may read from (default: anywhere).
  *
- * Throws a {@link ConfigError} naming each bad `config.providers*` key.
+ * Throws a {@link ConfigError} naming each bad `config.providers*` key: a provider listed without
+ * a class or with one Tributary does not ship, a key for a provider `config.providers` does not
+ * list, a key under `config.providers.<name>.` other than `class` and `param.*`, and a param the
+ * provider does not take (a typo there would otherwise lift its access limit unnoticed).
  */
 export function configProviders(
   workerConfig: Readonly<Record<string, string>>,
@@ -68,6 +80,7 @@ export function configProviders(
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   const problems: string[] = [];
+  const kinds = new Map<string, 'file' | 'directory' | 'env'>();
   const providers = new Map<string, ConfigProvider>();
   for (const name of names) {
     const classKey = `config.providers.${name}.class`;
@@ -81,6 +94,7 @@ export function configProviders(
       );
       continue;
     }
+    kinds.set(name, kind);
     const param = (key: string): string | undefined => workerConfig[`config.providers.${name}.param.${key}`];
     try {
       providers.set(
@@ -91,11 +105,56 @@ export function configProviders(
       problems.push(`config provider '${name}': ${(e as Error).message}`);
     }
   }
+  problems.push(...providerKeyProblems(workerConfig, names, kinds));
   if (problems.length > 0) throw new ConfigError('config.providers', problems);
   return {
     names,
     resolve: (config) => resolveWith(providers, config),
   };
+}
+
+/**
+ * One problem per `config.providers.<name>.*` key that no provider reads: one for a name
+ * `config.providers` does not list, one that is neither `class` nor `param.*`, a param the
+ * provider's class does not take. (Providers without a valid class have a problem already.)
+ */
+function providerKeyProblems(
+  workerConfig: Readonly<Record<string, string>>,
+  names: readonly string[],
+  kinds: ReadonlyMap<string, 'file' | 'directory' | 'env'>,
+): string[] {
+  const problems: string[] = [];
+  const listed = `config.providers=${names.join(',') || '(none)'}`;
+  for (const key of Object.keys(workerConfig)) {
+    if (!key.startsWith(PREFIX)) continue;
+    const rest = key.slice(PREFIX.length);
+    // The longest listed name the key is under: names may contain dots.
+    const name = names.filter((n) => rest.startsWith(`${n}.`)).sort((a, b) => b.length - a.length)[0];
+    if (name === undefined) {
+      const unlisted = /^(.*?)\.(?:class$|param\.)/.exec(rest)?.[1] ?? rest.split('.')[0];
+      problems.push(
+        `Unknown configuration "${key}": it configures config provider '${unlisted}', which is not listed in config.providers (${listed}); add '${unlisted}' to config.providers or remove the key`,
+      );
+      continue;
+    }
+    const sub = rest.slice(name.length + 1);
+    if (sub === 'class') continue;
+    if (!sub.startsWith('param.')) {
+      problems.push(
+        `Unknown configuration "${key}" for config provider '${name}': accepted are "${PREFIX}${name}.class" and "${PREFIX}${name}.param.<param>"`,
+      );
+      continue;
+    }
+    const kind = kinds.get(name);
+    if (kind === undefined) continue;
+    const { className, params } = PROVIDER_KINDS[kind];
+    if (!params.includes(sub.slice('param.'.length))) {
+      problems.push(
+        `Unknown configuration "${key}" for config provider '${name}': ${className} does not take it; accepted params: ${params.map((p) => `"${PREFIX}${name}.param.${p}"`).join(', ')}`,
+      );
+    }
+  }
+  return problems;
 }
 
 function resolveWith(providers: ReadonlyMap<string, ConfigProvider>, config: Readonly<Record<string, string>>): ResolvedConfig {

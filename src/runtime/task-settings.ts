@@ -77,6 +77,46 @@ export const connectorTaskConfig = defineConfig({
   },
 });
 
+/**
+ * The longest delay Node.js honours for setTimeout / setInterval: a longer one fires after 1 ms
+ * with only a TimeoutOverflowWarning.
+ */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+/**
+ * The settings used as a timer delay, with their least value and what that value means. A value
+ * above {@link MAX_TIMER_DELAY_MS} would make the timer fire after 1 ms: a flush would time out at
+ * once, heartbeats run every millisecond, a stopping task not wait at all.
+ */
+const WORKER_TIMER_KEYS: Readonly<Record<string, { min: number; note?: string }>> = {
+  'offset.flush.interval.ms': { min: 1 },
+  'offset.flush.timeout.ms': { min: 1 },
+  'task.shutdown.graceful.timeout.ms': { min: 0, note: '0: does not wait' },
+  'task.poll.backoff.ms': { min: 0, note: '0: no pause' },
+};
+const CONNECTOR_TIMER_KEYS: Readonly<Record<string, { min: number; note?: string }>> = {
+  'heartbeat.interval.ms': { min: 0, note: '0: heartbeats off' },
+  'errors.retry.delay.max.ms': { min: 1 },
+};
+
+/** One problem per key of `keys` in `config` that is an integer above {@link MAX_TIMER_DELAY_MS}. */
+function timerProblems(
+  config: Readonly<Record<string, unknown>>,
+  keys: Readonly<Record<string, { min: number; note?: string }>>,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [key, { min, note }] of Object.entries(keys)) {
+    // A value that is no integer at all is already a problem of the config's parse.
+    const decoded = configTypes.int.decode(config[key]);
+    if (decoded._tag === 'Left' || decoded.right <= MAX_TIMER_DELAY_MS) continue;
+    problems.push({
+      key,
+      message: `Invalid configuration ${key}: expected integer from ${min} to ${MAX_TIMER_DELAY_MS}${note ? ` (${note})` : ''}, got ${decoded.right}: it is a timer delay in milliseconds, and Node.js fires a timer longer than ${MAX_TIMER_DELAY_MS} ms (about 24.8 days) after 1 ms instead`,
+    });
+  }
+  return problems;
+}
+
 /** Everything a task's pipeline needs, resolved once: no optional fields on the hot path. */
 export interface TaskSettings {
   /** 0 = off. */
@@ -112,7 +152,12 @@ export function resolveTaskSettings(
   for (const key of overridable) if (connector[key] !== undefined) merged[key] = connector[key];
   const w = workerTaskConfig.parse(merged);
   const c = connectorTaskConfig.parse(connector);
-  const problems: ConfigProblem[] = [...(w.ok ? [] : w.problems), ...(c.ok ? [] : c.problems)];
+  const problems: ConfigProblem[] = [
+    ...(w.ok ? [] : w.problems),
+    ...(c.ok ? [] : c.problems),
+    ...timerProblems(merged, WORKER_TIMER_KEYS),
+    ...timerProblems(connector, CONNECTOR_TIMER_KEYS),
+  ];
   const converter = (key: 'key.converter' | 'value.converter'): Converter => {
     const name = String(merged[key] ?? 'json');
     const found = converterNamed(name);

@@ -102,6 +102,98 @@ describe('config providers', () => {
     );
   });
 
+  /** The ConfigError configProviders(config) throws, or undefined when it throws none. */
+  function refusal(config: Record<string, string>): { code: string; message: string; problems: string[] } | undefined {
+    try {
+      configProviders(config, env);
+      return undefined;
+    } catch (e) {
+      return e as { code: string; message: string; problems: string[] };
+    }
+  }
+
+  it('refuse a param the provider does not take, so a typo cannot lift allowlist.pattern or allowed.paths', () => {
+    const envTypo = refusal({ ...providerConfig, 'config.providers.env.param.allowlist.patern': 'TRIB_.*' });
+    expect(envTypo?.code).toBe('CONFIG_INVALID');
+    expect(envTypo?.problems).toEqual([
+      'Unknown configuration "config.providers.env.param.allowlist.patern" for config provider \'env\': EnvVarConfigProvider does not take it; accepted params: "config.providers.env.param.allowlist.pattern"',
+    ]);
+    expect(envTypo?.message).toMatch(
+      /^Invalid config\.providers: Unknown configuration "config\.providers\.env\.param\.allowlist\.patern"/,
+    );
+    for (const [name, cls, className] of [
+      ['file', 'file', 'FileConfigProvider'],
+      ['dir', 'directory', 'DirectoryConfigProvider'],
+    ]) {
+      expect(
+        refusal({
+          'config.providers': name as string,
+          [`config.providers.${name}.class`]: cls as string,
+          [`config.providers.${name}.param.allowed.path`]: secretsDir,
+        })?.problems,
+      ).toEqual([
+        `Unknown configuration "config.providers.${name}.param.allowed.path" for config provider '${name}': ${className} does not take it; accepted params: "config.providers.${name}.param.allowed.paths"`,
+      ]);
+    }
+  });
+
+  it("refuse one provider's param given to another (allowed.paths to env, allowlist.pattern to file)", () => {
+    const r = refusal({
+      ...providerConfig,
+      'config.providers.env.param.allowed.paths': secretsDir,
+      'config.providers.file.param.allowlist.pattern': 'TRIB_.*',
+    });
+    expect(r?.problems).toHaveLength(2);
+    expect(r?.problems.join('\n')).toContain('"config.providers.env.param.allowed.paths" for config provider \'env\'');
+    expect(r?.problems.join('\n')).toContain(
+      '"config.providers.file.param.allowlist.pattern" for config provider \'file\': FileConfigProvider does not take it; accepted params: "config.providers.file.param.allowed.paths"',
+    );
+  });
+
+  it('refuse a key under config.providers.<name>. other than class and param.*', () => {
+    const r = refusal({
+      ...providerConfig,
+      'config.providers.env.clas': 'env',
+      'config.providers.env.params.allowlist.pattern': '.*',
+      'config.providers.env.param': '.*',
+    });
+    expect(r?.problems).toEqual(
+      ['config.providers.env.clas', 'config.providers.env.params.allowlist.pattern', 'config.providers.env.param'].map(
+        (key) =>
+          `Unknown configuration "${key}" for config provider 'env': accepted are "config.providers.env.class" and "config.providers.env.param.<param>"`,
+      ),
+    );
+  });
+
+  it('refuse a class or param for a provider config.providers does not list, naming the list', () => {
+    expect(refusal({ ...providerConfig, 'config.providers.fiel.class': 'file' })?.problems).toEqual([
+      "Unknown configuration \"config.providers.fiel.class\": it configures config provider 'fiel', which is not listed in config.providers (config.providers=file,dir,env); add 'fiel' to config.providers or remove the key",
+    ]);
+    expect(refusal({ 'config.providers.env.class': 'env' })?.problems).toEqual([
+      "Unknown configuration \"config.providers.env.class\": it configures config provider 'env', which is not listed in config.providers (config.providers=(none)); add 'env' to config.providers or remove the key",
+    ]);
+    expect(
+      refusal({ 'config.providers': 'env', 'config.providers.env.class': 'env', 'config.providers.vault.param.url': 'x' })
+        ?.problems,
+    ).toEqual([expect.stringContaining("config provider 'vault', which is not listed in config.providers")]);
+  });
+
+  it('accept every param a provider takes, under any spelling of its class, and names with dots', () => {
+    const config = {
+      'config.providers': 'file,dir,env,env.two',
+      'config.providers.file.class': 'org.apache.kafka.common.config.provider.FileConfigProvider',
+      'config.providers.file.param.allowed.paths': dir,
+      'config.providers.dir.class': 'directory',
+      'config.providers.dir.param.allowed.paths': `${secretsDir}, ${dir}`,
+      'config.providers.env.class': 'EnvVarConfigProvider',
+      'config.providers.env.param.allowlist.pattern': 'TRIB_.*',
+      'config.providers.env.two.class': 'env',
+      'config.providers.env.two.param.allowlist.pattern': '',
+    };
+    expect(refusal(config)).toBeUndefined();
+    expect(configProviders(config, env).resolve({ a: '${env.two:HOME_SECRET}' }).config.a).toBe('not-allowed');
+  });
+
   it("resolve the worker config's own references", () => {
     const r = resolveWorkerConfig({ ...providerConfig, 'heartbeat.topic': '${env:TRIB_TOPIC}' }, env);
     expect(r.config['heartbeat.topic']).toBe('orders-from-env');
