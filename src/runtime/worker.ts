@@ -811,6 +811,10 @@ export class Worker implements Herder {
   private readonly loadTransform: TransformPluginLoader;
   /** Modules named by `transforms.*.type`, `predicates.*.type` or a token-provider override in a config loaded with `any` (the operator's): requests may name them again. */
   private readonly operatorModules = new Set<string>();
+  /** Set by {@link beginStop}. */
+  private stopRequested = false;
+  /** Final flush failures of tasks {@link unplace} stopped after {@link beginStop}. */
+  private readonly unflushedAtStop: Array<{ task: string; error: TributaryError }> = [];
   private readonly providers: ConfigProviders;
   /** Classes loaded by any `connector.class` (module paths too), with the first spec that loaded each. */
   private readonly loaded = new Map<SourceConnectorClass, string>();
@@ -909,15 +913,34 @@ export class Worker implements Herder {
     return { connectorClass: spec.connectorClass, parsed: spec.parsed, passwords: spec.passwords, tasksMax: spec.tasksMax };
   }
 
-  /** Distributed mode: stops whatever of connector `name` runs here (final offset flush included). */
+  /**
+   * Distributed mode: stops whatever of connector `name` runs here (final offset flush included).
+   * After {@link beginStop}, a task whose final flush fails makes {@link stop} reject, as for the
+   * tasks `stop` itself stops.
+   */
   async unplace(name: string): Promise<void> {
     const runner = this.runners.get(name);
     if (runner === undefined) return;
     await runner.exclusive(async () => {
+      const tasks = [...runner.tasks];
       await runner.shutdown();
+      if (this.stopRequested) {
+        for (const t of tasks) {
+          const error = t.runner.finalFlushError;
+          if (error) this.unflushedAtStop.push({ task: `${name}-${t.id}`, error });
+        }
+      }
       if (this.runners.get(name) === runner) this.runners.delete(name);
       await this.dropConnectorStore(name);
     });
+  }
+
+  /**
+   * Distributed mode: the herder is stopping this worker and stops its connectors first
+   * ({@link unplace}); their final flush failures then count for {@link stop}'s outcome.
+   */
+  beginStop(): void {
+    this.stopRequested = true;
   }
 
   /**
@@ -1304,7 +1327,7 @@ export class Worker implements Herder {
     } finally {
       await this.options.close?.();
     }
-    const failed = unflushed.flat();
+    const failed = [...this.unflushedAtStop, ...unflushed.flat()];
     const first = failed[0];
     if (first !== undefined) {
       throw new TributaryError(

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DatagenConnector } from '../../examples/datagen/src/index.js';
 import { systemClock } from '../../src/api/clock.js';
 import { configProviders } from '../../src/runtime/config-providers.js';
+import type { OffsetEntry } from '../../src/runtime/ports.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
@@ -121,4 +122,53 @@ describe('Worker.place (distributed mode)', () => {
     expect(status.tasks[0]?.trace).toContain('no producer for you');
     await w.stop();
   });
+  it('a final offset flush that fails while the herder stops the worker makes stop() reject; one at a rebalance does not', async () => {
+    class BreakableStore extends MemoryOffsetStore {
+      broken = false;
+      override async write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
+        if (this.broken) throw new Error('offsets topic unavailable');
+        await super.write(connector, entries);
+      }
+    }
+    const run = async (stopping: boolean) => {
+      const store = new BreakableStore();
+      const sender = new MockSender(systemClock);
+      const w = new Worker({
+        config: { 'offset.flush.interval.ms': '600000', 'offset.flush.timeout.ms': '500' },
+        offsetStore: store,
+        createSender: async () => sender,
+        loadConnector: async () => DatagenConnector,
+      });
+      await w.start();
+      const placed = { ...config, topic: 'd', 'max.records': '5', rate: '0', 'tasks.max': '1' };
+      let published: unknown[] = [];
+      const placement = {
+        runsConnector: true,
+        tasks: new Map<number, unknown>(),
+        publishTaskConfigs: async (c: unknown[]) => {
+          published = c;
+        },
+      };
+      await w.place('gen', placed, 'RUNNING', placement);
+      // As the cluster does: the published task config comes back as this worker's task.
+      await w.place('gen', placed, 'RUNNING', { ...placement, tasks: new Map([[0, published[0]]]) });
+      const deadline = Date.now() + 5000;
+      while (sender.sent.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(sender.sent).toHaveLength(5);
+      store.broken = true;
+      // As DistributedHerder.stop does: beginStop, then reconcile unplaces every connector.
+      if (stopping) w.beginStop();
+      await w.unplace('gen');
+      return w.stop().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    };
+    const error = await run(true);
+    expect(error).toMatchObject({ code: 'OFFSET_FLUSH_FAILED' });
+    expect((error as Error).message).toContain('gen-0');
+    expect((error as Error).message).toContain('offsets topic unavailable');
+    // A connector moved away at a rebalance: logged by the task, not the worker's exit status.
+    expect(await run(false)).toBeUndefined();
+  }, 20_000);
 });

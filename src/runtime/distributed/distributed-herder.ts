@@ -1075,6 +1075,8 @@ export class DistributedHerder implements Herder {
     for (const wake of this.leaderWaiters) wake();
     const ran = this.assigned;
     this.assigned = NO_WORK;
+    // The final flushes happen as reconcile() stops everything: their failures decide the exit code.
+    this.worker.beginStop();
     let failure: unknown;
     try {
       await this.reconcile();
