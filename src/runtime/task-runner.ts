@@ -255,6 +255,16 @@ export class TaskRunner<P, O, C> {
   /** Records (and heartbeats) held behind a record whose transform is being retried, in order. */
   private backlog: Array<{ record: SourceRecord<P, O> | HeartbeatRecord<P, O>; heartbeat: boolean }> | undefined;
   private backlogDone: Promise<void> | undefined;
+  /** The record whose transform is being retried: neither sent nor in `submitted` yet. */
+  private retried: SourceRecord<P, O> | undefined;
+  /**
+   * Keys of partitions with a record that this run will never send (it failed before it was
+   * submitted, or came after the task failed): as for a failed send, no KIP-910 update may
+   * commit past it. Only failures add to it, and each fails the task, so it stays small.
+   */
+  private readonly unsent = new Set<string>();
+  /** While updateOffsets() runs: keys of the partitions that got a record meanwhile, wherever it went. */
+  private dispatchedDuringUpdate: Set<string> | undefined;
 
   constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
     this.task = options.task;
@@ -603,7 +613,12 @@ export class TaskRunner<P, O, C> {
   }
 
   private dispatch(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, heartbeat: boolean): void {
-    if (this.status.state === 'FAILED') return;
+    if (this.status.state === 'FAILED') {
+      // Dropped unsent: no KIP-910 update (of the final flush) may commit past it.
+      this.noteUnsent(record);
+      return;
+    }
+    if (this.dispatchedDuringUpdate) this.notePartition(record, this.dispatchedDuringUpdate);
     // Behind a record whose transform is being retried, everything waits its turn, heartbeats
     // included: none may commit an offset past a record not yet sent.
     if (this.backlog) {
@@ -650,6 +665,7 @@ export class TaskRunner<P, O, C> {
       };
       this.submit(record, out);
     } catch (e) {
+      this.noteUnsent(record);
       const error = toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`);
       this.listener.recordFailed?.(error);
       this.fail(error);
@@ -687,6 +703,7 @@ export class TaskRunner<P, O, C> {
       transformed = this.transforms.apply(input);
     } catch (e) {
       if (isRetriableError(e) && this.settings.retryTimeoutMs !== 0) {
+        this.retried = record;
         this.backlog = [];
         this.backlogDone = this.retryTransform(record, input, e).finally(() => {
           this.backlogDone = undefined;
@@ -729,6 +746,8 @@ export class TaskRunner<P, O, C> {
           break;
         }
         await this.retryDelay('transform', error, attempt, left);
+        // Left as they are (`retried`, `backlog`): nothing behind the record is sent, and no
+        // offset update commits past it or them.
         if (this.stopping || this.status.state === 'FAILED') return;
         try {
           this.sendTransformed(record, input, this.transforms.apply(input));
@@ -742,10 +761,16 @@ export class TaskRunner<P, O, C> {
         }
       }
     } catch (e) {
+      // The record and those behind it are never sent.
+      this.noteUnsent(record);
+      for (const held of this.backlog ?? []) this.noteUnsent(held.record);
+      this.retried = undefined;
       this.backlog = undefined;
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
       return;
     }
+    // Submitted (or skipped, which submits its offset as acknowledged): `submitted` has it now.
+    this.retried = undefined;
     const waiting = this.backlog ?? [];
     this.backlog = undefined;
     for (let i = 0; i < waiting.length; i++) {
@@ -1195,14 +1220,18 @@ export class TaskRunner<P, O, C> {
   /**
    * KIP-910: asks the task for fresher offsets than the acknowledged ones it is shown. The task
    * never sees records still in flight, so its update could be older than what they will
-   * commit: an update is taken only for a partition with nothing submitted and not yet
-   * committable, and whose pending offset did not change while the hook ran. Any other update
-   * is dropped (the task is asked again at the next flush, when it sees those records' offset),
-   * so an update never moves an offset behind records already submitted.
+   * commit, or past records not yet in Kafka: an update is taken only for a partition with no
+   * record submitted and not yet committable, none under a transform retry or waiting behind
+   * one, none dropped unsent (see {@link partitionsNotSubmitted}), none dispatched while the
+   * hook ran, and whose pending offset did not change while the hook ran. Any other update is dropped
+   * (the task is asked again at the next flush, when it sees those records' offset), so an
+   * update never moves an offset behind records already submitted, nor past one not yet sent.
    */
   private async applyOffsetUpdates(): Promise<void> {
     const shown = new Map(this.pending);
     let fresher: ReadonlyArray<OffsetUpdate<P, O>> | undefined;
+    const dispatched = new Set<string>();
+    this.dispatchedDuringUpdate = dispatched;
     try {
       const current = this.decodeAll(this.pending.values());
       const outcome = await withTimeout(
@@ -1222,16 +1251,27 @@ export class TaskRunner<P, O, C> {
         `updateOffsets() failed; flushing without its offsets: ${(e as Error).message}`,
       );
       return;
+    } finally {
+      this.dispatchedDuringUpdate = undefined;
     }
-    for (const update of fresher ?? []) {
+    if (fresher === undefined || fresher.length === 0) return;
+    const held = this.partitionsNotSubmitted();
+    for (const update of fresher) {
       try {
         const part = this.encodePartition(update.partition);
         // Records in flight (or sent while the hook ran, acknowledged or not) will commit
-        // offsets the task did not see: its update could be older than theirs.
-        if (this.submitted.has(part.key) || this.pending.get(part.key) !== shown.get(part.key)) {
+        // offsets the task did not see: its update could be older than theirs. Records not yet
+        // sent (under a transform retry, behind one, or dropped unsent) are not in Kafka: an
+        // offset past them would lose them at a restart.
+        if (
+          this.submitted.has(part.key) ||
+          held.has(part.key) ||
+          dispatched.has(part.key) ||
+          this.pending.get(part.key) !== shown.get(part.key)
+        ) {
           this.log.debug(
             { event: 'task.updateOffsets.deferred', partition: part.encoded },
-            'updateOffsets() returned an offset for a partition with records in flight; asked again at the next flush',
+            'updateOffsets() returned an offset for a partition with records in flight or not yet sent; asked again at the next flush',
           );
           continue;
         }
@@ -1242,6 +1282,32 @@ export class TaskRunner<P, O, C> {
           'updateOffsets() returned an offset that cannot be encoded; ignored',
         );
       }
+    }
+  }
+
+  /**
+   * Keys of the partitions with a record dispatched that is not in `submitted`: the one whose
+   * transform is being retried, those queued behind it, and those this run will never send.
+   * Walks the backlog (at most a poll round and what came with it): once per offset update.
+   */
+  private partitionsNotSubmitted(): Set<string> {
+    const keys = new Set(this.unsent);
+    if (this.retried !== undefined) this.notePartition(this.retried, keys);
+    for (const held of this.backlog ?? []) this.notePartition(held.record, keys);
+    return keys;
+  }
+
+  /** A record dispatched that will never be sent in this run: its partition takes no offset update. */
+  private noteUnsent(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
+    this.notePartition(record, this.unsent);
+  }
+
+  /** Adds the key of the record's partition; a partition that cannot be encoded has no key an update could name. */
+  private notePartition(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, keys: Set<string>): void {
+    try {
+      keys.add(this.encodePartition(record.sourcePartition).key);
+    } catch {
+      // The record fails on its own (RECORD_INVALID) when it is submitted.
     }
   }
 
