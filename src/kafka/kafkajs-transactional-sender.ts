@@ -2,6 +2,7 @@ import type { Kafka, RecordMetadata as KafkajsRecordMetadata, Message, Producer,
 import { TributaryError } from '../api/errors.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
 import { HeldTransactions } from './held-transactions.js';
+import { assertAnswered } from './kafkajs-answered.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
 
 /** One offset record as it goes into the offsets topic. */
@@ -123,7 +124,10 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
       txn = await this.producer.transaction();
       for (let i = 0; i < records.length; i += this.maxPerRequest) {
         const chunk = records.slice(i, i + this.maxPerRequest);
-        metadata.push(...metadataOf(chunk, await txn.sendBatch({ acks: -1, topicMessages: groupByTopic(chunk) })));
+        const topicMessages = groupByTopic(chunk);
+        const responses = await txn.sendBatch({ acks: -1, topicMessages });
+        assertAnswered(topicMessages, responses, "the transaction's records");
+        metadata.push(...metadataOf(chunk, responses));
       }
       if (offsetMessages.length > 0) {
         const byTopic = new Map<string, Message[]>();
@@ -133,10 +137,8 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
           if (messages.length === 0) byTopic.set(topic, messages);
           messages.push({ key: m.key, value: m.value });
         }
-        await txn.sendBatch({
-          acks: -1,
-          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-        });
+        const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+        assertAnswered(topicMessages, await txn.sendBatch({ acks: -1, topicMessages }), "the transaction's offset records");
       }
       await txn.commit();
     } catch (e) {

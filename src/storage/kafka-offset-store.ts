@@ -1,6 +1,8 @@
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
+import type { Kafka, Message, Producer } from 'kafkajs';
 import { canonicalJson } from '../api/canonical-json.js';
 import { TributaryError } from '../api/errors.js';
+import { assertAnswered } from '../kafka/kafkajs-answered.js';
+import { retryStablePartitioner } from '../kafka/retry-stable-partitioner.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicReader, type TopicRecord } from '../kafka/topic-reader.js';
 import type { JsonObject, OffsetEntry, OffsetStore } from '../runtime/ports.js';
@@ -142,7 +144,9 @@ export class KafkaOffsetStore implements OffsetStore {
         extraConfigs: this.options.topicConfigs ?? {},
       });
       const producer = this.kafka.producer({
-        createPartitioner: Partitioners.DefaultPartitioner,
+        // The Java-compatible placement, with each message's partition written back: a write
+        // checks that every partition it went to answered (kafkajs#1303).
+        createPartitioner: retryStablePartitioner,
         allowAutoTopicCreation: false,
         idempotent: false,
         maxInFlightRequests: 1,
@@ -202,7 +206,8 @@ export class KafkaOffsetStore implements OffsetStore {
     if (entries.length === 0) return;
     const messages = this.offsetMessages(connector, entries);
     try {
-      await producer.sendBatch({ acks: -1, topicMessages: [{ topic: this.topic, messages }] });
+      const topicMessages = [{ topic: this.topic, messages: messages as Message[] }];
+      assertAnswered(topicMessages, await producer.sendBatch({ acks: -1, topicMessages }), 'the offsets');
     } catch (e) {
       throw new TributaryError(
         'OFFSET_FLUSH_FAILED',
