@@ -354,6 +354,8 @@ export function librdkafkaConfig(bootstrapServers: string, c: ResolvedProducerCo
     'socket.timeout.ms': c.requestTimeoutMs,
     // 0: no limit (librdkafka retries until the broker answers), when delivery.timeout.ms is unset.
     'message.timeout.ms': Number.isFinite(c.deliveryTimeoutMs) ? c.deliveryTimeoutMs : 0,
+    // librdkafka's alias of message.send.max.retries (at most 2^31-1, its default).
+    retries: Math.min(c.retries, 2_147_483_647),
     'retry.backoff.ms': c.retryBackoffMs,
     'retry.backoff.max.ms': c.retryBackoffMaxMs,
     'metadata.max.age.ms': c.metadataMaxAgeMs,

@@ -104,7 +104,15 @@ describe('LibrdkafkaSender', () => {
 
   it('retries without limit (message.timeout.ms=0) when delivery.timeout.ms is not set, and places keys with murmur2', () => {
     const c = librdkafkaConfig('b:9092', resolveProducerConfig({}, { name: 'x' }, { task: 1 }));
-    expect(c).toMatchObject({ 'message.timeout.ms': 0, partitioner: 'murmur2_random' });
+    expect(c).toMatchObject({ 'message.timeout.ms': 0, partitioner: 'murmur2_random', retries: 2_147_483_647 });
+  });
+
+  it('passes producer.retries on (librdkafka would otherwise retry up to 2^31-1 times whatever it says)', () => {
+    const c = librdkafkaConfig(
+      'b:9092',
+      resolveProducerConfig({ 'producer.retries': '0', 'producer.acks': '1' }, { name: 'x' }, { task: 1 }),
+    );
+    expect(c).toMatchObject({ retries: 0, 'enable.idempotence': false });
   });
 
   it("uses request.timeout.ms as librdkafka's client-side request timeout (socket.timeout.ms), so a frozen broker is retried that soon", () => {
