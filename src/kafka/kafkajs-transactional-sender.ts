@@ -79,9 +79,15 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
    * its offsets.
    */
   async connect(): Promise<void> {
-    await this.producer.connect();
-    const txn = await this.producer.transaction();
-    await txn.abort();
+    try {
+      await this.producer.connect();
+      const txn = await this.producer.transaction();
+      await txn.abort();
+    } catch (e) {
+      // Not used again: each restart attempt would otherwise leave a connected client behind.
+      await this.disconnect();
+      throw e;
+    }
   }
 
   send(record: OutgoingRecord, onDone: SendCallback): void {

@@ -108,7 +108,17 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
     await new Promise<void>((resolve, reject) => producer.connect({}, (e) => (e ? reject(e) : resolve())));
     producer.setPollInterval(5);
     const sender = new LibrdkafkaTransactionalSender(producer, options, timeout);
-    await new Promise<void>((resolve, reject) => producer.initTransactions(timeout, (e) => (e ? reject(e) : resolve())));
+    try {
+      await new Promise<void>((resolve, reject) => producer.initTransactions(timeout, (e) => (e ? reject(e) : resolve())));
+    } catch (e) {
+      // Not used again: each restart attempt would otherwise leave a connected client (and its threads) behind.
+      await sender.disconnect();
+      throw new TributaryError(
+        'TRANSACTION_FAILED',
+        `The transactional producer with transactional id '${options.transactionalId}' could not be initialised (initTransactions, which fences the task's earlier producers): ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
+    }
     return sender;
   }
 

@@ -4,7 +4,7 @@ import { KafkajsTransactionalSender } from '../../src/kafka/kafkajs-transactiona
 import type { RecordMetadata } from '../../src/runtime/ports.js';
 
 /** The part of a kafkajs client the transactional sender uses, recording what it is asked. */
-function fakeKafka(log: string[], options: { unanswered?: number } = {}): Kafka {
+function fakeKafka(log: string[], options: { unanswered?: number; fenced?: boolean } = {}): Kafka {
   const offsets = new Map<string, number>();
   type Sent = Array<{ topic: string; messages: Array<{ partition?: number }> }>;
   const transaction = () => {
@@ -39,7 +39,17 @@ function fakeKafka(log: string[], options: { unanswered?: number } = {}): Kafka 
       },
     };
   };
-  const producer = { connect: async () => {}, disconnect: async () => {}, transaction: async () => transaction() };
+  const producer = {
+    connect: async () => {},
+    disconnect: async () => {
+      log.push('disconnect');
+    },
+    transaction: async () => {
+      if (options.fenced)
+        throw Object.assign(new Error('The producer attempted to use an old epoch'), { type: 'INVALID_PRODUCER_EPOCH' });
+      return transaction();
+    },
+  };
   return { producer: () => producer } as unknown as Kafka;
 }
 
@@ -90,5 +100,16 @@ describe('KafkajsTransactionalSender', () => {
     expect(log).toEqual(['abort']);
     expect(got).toEqual([expect.objectContaining(failed), expect.objectContaining(failed)]);
     await sender.close();
+  });
+  it('disconnects when connect() fails to fence, so a restart leaves no client behind', async () => {
+    const log: string[] = [];
+    const sender = new KafkajsTransactionalSender({
+      kafka: fakeKafka(log, { fenced: true }),
+      transactionalId: 'tx-unit',
+      offsetsTopic: 'offsets',
+      offsetMessages: () => [],
+    });
+    await expect(sender.connect()).rejects.toThrow('old epoch');
+    expect(log).toEqual(['disconnect']);
   });
 });

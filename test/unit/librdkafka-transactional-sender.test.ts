@@ -17,6 +17,9 @@ type Report = (error: Error | null, report: RdkafkaDeliveryReport) => void;
  */
 class FakeProducer {
   static last: FakeProducer | undefined;
+  /** What the next producer's initTransactions answers. */
+  static initError: Error | null = null;
+  disconnected = false;
   /** Records of the open transaction, and of every transaction not delivered yet. */
   produced: Array<{ topic: string; opaque: unknown }> = [];
   commitError: Error | null = null;
@@ -29,6 +32,7 @@ class FakeProducer {
     cb(null);
   }
   disconnect(cb: () => void) {
+    this.disconnected = true;
     cb();
   }
   setPollInterval() {}
@@ -36,7 +40,8 @@ class FakeProducer {
     if (event === 'delivery-report') this.report = listener;
   }
   initTransactions(_t: number, cb: (e: Error | null) => void) {
-    setImmediate(() => cb(null));
+    const error = FakeProducer.initError;
+    setImmediate(() => cb(error));
   }
   beginTransaction(cb: (e: Error | null) => void) {
     setImmediate(() => cb(null));
@@ -196,5 +201,17 @@ describe('LibrdkafkaTransactionalSender', () => {
     await expect(sender.commitTransaction('c', [])).rejects.toMatchObject(fenced);
     expect(got).toEqual([expect.objectContaining(fenced)]);
     await sender.close();
+  });
+  it('disconnects and says why when initTransactions fails, so a restart leaves no client behind', async () => {
+    FakeProducer.initError = Object.assign(new Error('Broker: Transactional Id authorization failed'), { code: 53 });
+    try {
+      await expect(connect()).rejects.toMatchObject({
+        code: 'TRANSACTION_FAILED',
+        message: expect.stringContaining("transactional id 'tx-unit' could not be initialised"),
+      });
+      expect(FakeProducer.last?.disconnected).toBe(true);
+    } finally {
+      FakeProducer.initError = null;
+    }
   });
 });
