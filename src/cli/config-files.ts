@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { ConfigError } from '../api/errors.js';
 import { parseConfigMap } from '../rest/request-bodies.js';
 import { RestError } from '../rest/rest-error.js';
+import { probableKey } from '../runtime/config-keys.js';
 import { parseProperties } from './properties.js';
 
 /** A connector as a standalone worker reads it from a file. */
@@ -33,7 +34,25 @@ export async function readConnectorFile(path: string): Promise<ConnectorFile> {
   if (extname(path) !== '.json') return withName(parseProperties(text, path), path, {});
   const doc = parseJson(text, path);
   if (!isObject(doc)) throw new ConfigError(`connector config ${path}`, ['expected a JSON object']);
-  if (doc.config === undefined) return withName(stringMap(doc, path, 'connector config'), path, {});
+  if (doc.config === undefined) {
+    // Flat: every key is a config key. KIP-980/995 fields here would be taken as config keys
+    // (the connector would start RUNNING, its offsets ignored): say where they go instead.
+    const misplaced = SHAPED_FIELDS.filter((k) => k in doc && k !== 'name');
+    if (misplaced.length > 0)
+      throw new ConfigError(`connector config ${path}`, [
+        `${misplaced.map((k) => `"${k}"`).join(', ')} of a flat file would be taken as config key(s): put the config under "config", beside them, as in a POST /connectors body: {"name": ..., "config": {...}, ${misplaced.map((k) => `"${k}": ...`).join(', ')}}`,
+      ]);
+    return withName(stringMap(doc, path, 'connector config'), path, {});
+  }
+  const unknown = Object.keys(doc).filter((k) => !SHAPED_FIELDS.includes(k));
+  if (unknown.length > 0)
+    throw new ConfigError(
+      `connector config ${path}`,
+      unknown.map(
+        (k) =>
+          `unknown field "${k}" beside "config"${nearest(k)}: a file shaped like a POST /connectors body takes ${SHAPED_FIELDS.map((f) => `"${f}"`).join(', ')}; config keys go under "config"`,
+      ),
+    );
   let config: Record<string, string>;
   try {
     // The REST API's own check of "config", so a file and a POST /connectors say the same.
@@ -123,12 +142,19 @@ function stringMap(doc: unknown, path: string, what: string): Record<string, str
   for (const [k, v] of Object.entries(doc)) {
     if (typeof v === 'string') out[k] = v;
     else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
-    else if (k !== 'initial_state' && k !== 'offsets' && k !== 'initial_offsets') {
-      problems.push(`"${k}" must be a string, number or boolean, got ${JSON.stringify(v)}`);
-    }
+    else problems.push(`"${k}" must be a string, number or boolean, got ${JSON.stringify(v)}`);
   }
   if (problems.length > 0) throw new ConfigError(`${what} ${path}`, problems);
   return out;
+}
+
+/** The fields of a connector file shaped like a `POST /connectors` body. */
+const SHAPED_FIELDS = ['name', 'config', 'initial_state', 'offsets', 'initial_offsets'];
+
+/** `; did you mean "initial_state"?` for a near miss of a field, else ''. */
+function nearest(field: string): string {
+  const meant = probableKey(field, { keys: SHAPED_FIELDS, prefixes: [] });
+  return meant === undefined ? '' : `; did you mean "${meant}"?`;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

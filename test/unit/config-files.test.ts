@@ -71,6 +71,36 @@ describe('connector files', () => {
     await expect(readWorkerConfig(join(dir, 'nope.properties'))).rejects.toThrow(/cannot read the file/);
   });
 
+  it('refuses KIP-980/995 fields in a flat file and unknown fields beside "config", instead of dropping them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const flat = join(dir, 'flat.json');
+    await writeFile(
+      flat,
+      JSON.stringify({ name: 'pg', 'connector.class': 'x', initial_state: 'STOPPED', offsets: [{ partition: {}, offset: {} }] }),
+    );
+    await expect(readConnectorFile(flat)).rejects.toThrow(
+      /"initial_state", "offsets" of a flat file would be taken as config key\(s\): put the config under "config"/,
+    );
+    const shaped = join(dir, 'shaped.json');
+    await writeFile(
+      shaped,
+      JSON.stringify({ name: 'pg', config: { 'connector.class': 'x' }, initial_sate: 'STOPPED', offset: [], 'tasks.max': 2 }),
+    );
+    const error = await readConnectorFile(shaped).then(
+      () => undefined,
+      (e: unknown) => e as { problems: string[] },
+    );
+    expect(error?.problems).toEqual([
+      expect.stringMatching(/^unknown field "initial_sate" beside "config"; did you mean "initial_state"\?/),
+      expect.stringMatching(/^unknown field "offset" beside "config"; did you mean "offsets"\?/),
+      expect.stringMatching(/^unknown field "tasks.max" beside "config": .*config keys go under "config"$/),
+    ]);
+    // A worker config in JSON takes no arrays or objects either.
+    const worker = join(dir, 'worker.json');
+    await writeFile(worker, JSON.stringify({ 'bootstrap.servers': 'b:9092', offsets: [] }));
+    await expect(readWorkerConfig(worker)).rejects.toThrow(/"offsets" must be a string, number or boolean/);
+  });
+
   it('refuses a connector or worker file that is not valid UTF-8 instead of reading U+FFFD into its values', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
     // 'café' in Latin-1: the lone byte 0xE9 is no UTF-8.
