@@ -1,4 +1,4 @@
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicReader, type TopicRecord } from '../kafka/topic-reader.js';
@@ -15,6 +15,7 @@ import {
   taskCountValue,
 } from './connect-cluster-records.js';
 import { ensureClusterTopic } from './ensure-cluster-topic.js';
+import { StoreProducer } from './store-producer.js';
 
 /** The logging calls the cluster topic stores make (pino-compatible). */
 export interface ClusterStoreLogger {
@@ -78,7 +79,7 @@ export class KafkaConfigTopicStore implements ConfigTopicStore {
   private readonly ownsAdmin: boolean;
   private admin: TopicAdmin | undefined;
   private reader: TopicReader | undefined;
-  private producer: Producer | undefined;
+  private producer: StoreProducer | undefined;
   private state = new ConfigTopicState();
   /** Next offset to read: records below it were applied already (a reader's replay repeats them). */
   private next = 0n;
@@ -111,12 +112,7 @@ export class KafkaConfigTopicStore implements ConfigTopicStore {
         replicationFactor: this.options.replicationFactor ?? -1,
         ...(this.options.topicConfigs === undefined ? {} : { topicConfigs: this.options.topicConfigs }),
       });
-      const producer = this.kafka.producer({
-        createPartitioner: Partitioners.DefaultPartitioner,
-        allowAutoTopicCreation: false,
-        idempotent: true,
-        maxInFlightRequests: 1,
-      });
+      const producer = new StoreProducer(this.kafka);
       const reader = new TopicReader({
         kafka: this.kafka,
         topic: this.topic,
@@ -249,7 +245,7 @@ export class KafkaConfigTopicStore implements ConfigTopicStore {
     const producer = this.producer;
     if (!this.started || producer === undefined) throw new Error('KafkaConfigTopicStore is not started');
     try {
-      await producer.sendBatch({ acks: -1, topicMessages: [{ topic: this.topic, messages }] });
+      await producer.send(this.topic, messages, `the ${what}`);
     } catch (e) {
       throw new TributaryError(
         'BROKER_UNAVAILABLE',

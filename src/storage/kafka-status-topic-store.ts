@@ -1,4 +1,4 @@
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicReader, type TopicRecord } from '../kafka/topic-reader.js';
@@ -6,6 +6,7 @@ import type { StatusEntry, StatusTopicStore, StoredStatusState, TaskRef } from '
 import { parseStatusRecord, STATUS_KEYS, StatusTopicState, statusValue, topicStatusValue } from './connect-cluster-records.js';
 import { ensureClusterTopic } from './ensure-cluster-topic.js';
 import type { ClusterStoreLogger } from './kafka-config-topic-store.js';
+import { StoreProducer } from './store-producer.js';
 
 /** Options of {@link KafkaStatusTopicStore}. */
 export interface KafkaStatusTopicStoreOptions {
@@ -57,7 +58,7 @@ export class KafkaStatusTopicStore implements StatusTopicStore {
   private readonly ownsAdmin: boolean;
   private admin: TopicAdmin | undefined;
   private reader: TopicReader | undefined;
-  private producer: Producer | undefined;
+  private producer: StoreProducer | undefined;
   private state = new StatusTopicState();
   /** Next offset to read per Kafka partition: records below it were applied already (a replay repeats them). */
   private readonly next = new Map<number, bigint>();
@@ -96,12 +97,7 @@ export class KafkaStatusTopicStore implements StatusTopicStore {
         replicationFactor: this.options.replicationFactor ?? -1,
         ...(this.options.topicConfigs === undefined ? {} : { topicConfigs: this.options.topicConfigs }),
       });
-      const producer = this.kafka.producer({
-        createPartitioner: Partitioners.DefaultPartitioner,
-        allowAutoTopicCreation: false,
-        idempotent: true,
-        maxInFlightRequests: 1,
-      });
+      const producer = new StoreProducer(this.kafka);
       const reader = new TopicReader({
         kafka: this.kafka,
         topic: this.topic,
@@ -211,7 +207,7 @@ export class KafkaStatusTopicStore implements StatusTopicStore {
       const producer = this.producer;
       if (!this.started || producer === undefined) throw new Error('KafkaStatusTopicStore is not started');
       try {
-        await producer.sendBatch({ acks: -1, topicMessages: [{ topic: this.topic, messages }] });
+        await producer.send(this.topic, messages, `the ${what}`);
       } catch (e) {
         throw new TributaryError(
           'BROKER_UNAVAILABLE',
