@@ -1,6 +1,7 @@
 import { type ConfigProblem, configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
 import type { SourceConnector } from '../api/source-connector.js';
+import { timerProblems } from './task-settings.js';
 
 /** Worker-level exactly-once setting (KIP-618), as in Kafka Connect. */
 export const workerExactlyOnceConfig = defineConfig({
@@ -39,6 +40,9 @@ export const connectorExactlyOnceConfig = defineConfig({
       "This connector's own offsets topic (KIP-618), created compacted at start like offset.storage.topic: its offsets are written there (in the task's transactions with exactly-once) and read from it first, then from the worker's offset.storage.topic.",
   },
 });
+
+/** The connector's exactly-once settings used as a timer delay (see {@link timerProblems}). */
+const TRANSACTION_TIMER_KEYS = { 'transaction.boundary.interval.ms': { min: 1 } } as const;
 
 /** Where a task's transactions end. */
 export type TransactionBoundary = 'poll' | 'interval' | 'connector';
@@ -94,7 +98,7 @@ export function exactlyOnceProblems<C>(
 ): ConfigProblem[] {
   const parsed = connectorExactlyOnceConfig.parse(raw);
   if (!parsed.ok) return parsed.problems;
-  const problems: ConfigProblem[] = [];
+  const problems: ConfigProblem[] = timerProblems(raw, TRANSACTION_TIMER_KEYS);
   const workerProblems = workerExactlyOnceProblems(worker);
   const enabled = workerProblems.length === 0 && worker['exactly.once.source.support'] === 'enabled';
   const v = parsed.value;
@@ -158,10 +162,11 @@ export function resolveTransactionSettings(
 ): TransactionSettings | undefined {
   if (!workerExactlyOnce(worker)) return undefined;
   const parsed = connectorExactlyOnceConfig.parse(connector);
-  if (!parsed.ok)
+  const problems = [...(parsed.ok ? [] : parsed.problems), ...timerProblems(connector, TRANSACTION_TIMER_KEYS)];
+  if (!parsed.ok || problems.length > 0)
     throw new ConfigError(
       'connector config',
-      parsed.problems.map((p) => p.message),
+      problems.map((p) => p.message),
     );
   const flush = Number(worker['offset.flush.interval.ms'] ?? 60_000);
   return {

@@ -81,7 +81,7 @@ export const connectorTaskConfig = defineConfig({
  * The longest delay Node.js honours for setTimeout / setInterval: a longer one fires after 1 ms
  * with only a TimeoutOverflowWarning.
  */
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
+export const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /**
  * The settings used as a timer delay, with their least value and what that value means. A value
@@ -100,7 +100,7 @@ const CONNECTOR_TIMER_KEYS: Readonly<Record<string, { min: number; note?: string
 };
 
 /** One problem per key of `keys` in `config` that is an integer above {@link MAX_TIMER_DELAY_MS}. */
-function timerProblems(
+export function timerProblems(
   config: Readonly<Record<string, unknown>>,
   keys: Readonly<Record<string, { min: number; note?: string }>>,
 ): ConfigProblem[] {

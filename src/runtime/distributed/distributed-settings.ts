@@ -1,5 +1,6 @@
 import { configTypes, defineConfig } from '../../api/config-def.js';
 import { ConfigError } from '../../api/errors.js';
+import { timerProblems } from '../task-settings.js';
 
 /**
  * The worker settings of `tributary distributed`, named as Kafka Connect's distributed worker
@@ -64,6 +65,19 @@ export const distributedConfig = defineConfig({
   },
 });
 
+/**
+ * The distributed settings used as a timer delay (the group's heartbeats, session and rebalance
+ * timers, the hold of a leaving worker's work, the wait for a leader), with their least value:
+ * above 2147483647 ms Node.js would fire them after 1 ms (see {@link timerProblems}).
+ */
+const DISTRIBUTED_TIMER_KEYS: Readonly<Record<string, { min: number; note?: string }>> = {
+  'session.timeout.ms': { min: 1 },
+  'heartbeat.interval.ms': { min: 1 },
+  'rebalance.timeout.ms': { min: 1 },
+  'scheduled.rebalance.max.delay.ms': { min: 0, note: "0: a leaving worker's work moves at once" },
+  'rest.leader.wait.ms': { min: 1 },
+};
+
 /** Distributed settings, resolved. */
 export interface DistributedSettings {
   readonly groupId: string;
@@ -98,7 +112,9 @@ export interface DistributedSettings {
  */
 export function resolveDistributedSettings(config: Readonly<Record<string, string>>, where: string): DistributedSettings {
   const parsed = distributedConfig.parse(config);
-  const problems = parsed.ok ? [] : parsed.problems.map((p) => p.message);
+  const problems = [...(parsed.ok ? [] : parsed.problems), ...timerProblems(config, DISTRIBUTED_TIMER_KEYS)].map(
+    (p) => p.message,
+  );
   if (!config['offset.storage.topic']) {
     problems.push(
       'Missing required configuration "offset.storage.topic": the compacted topic the cluster keeps source offsets in',
