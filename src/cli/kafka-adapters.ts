@@ -18,6 +18,7 @@ import type { KnownKeys } from '../runtime/config-keys.js';
 import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { isTransactionalSender, type OffsetStore, type RecordSender, type TransactionalRecordSender } from '../runtime/ports.js';
 import type { WorkerOptions } from '../runtime/worker.js';
+import { checkWorkerBooleans, workerBoolean } from '../runtime/worker-booleans.js';
 import { ConnectorOffsetStore } from '../storage/connector-offset-store.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { KafkaOffsetStore } from '../storage/kafka-offset-store.js';
@@ -61,7 +62,7 @@ export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'connectorOffset
 /**
  * Wires a worker to Kafka: one producer per task (`producer.*` and `producer.override.*`),
  * kafkajs by default or librdkafka with `sender=librdkafka`, KIP-158 topic creation when the connector uses `topic.creation.*`
- * and `topic.creation.enable` is not false, heartbeat topics created at connector start, and
+ * and `topic.creation.enable` is true (the default; `true` or `false`, in any case), heartbeat topics created at connector start, and
  * offsets in `offset.storage.file.filename` when given, else in the compacted
  * `offset.storage.topic` (default `connect-offsets`).
  *
@@ -103,6 +104,8 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     return n;
   };
   const file = config['offset.storage.file.filename'];
+  // Before any client connects: a bad boolean (topic.creation.enable=flase) stops the start here.
+  checkWorkerBooleans(config);
   const exactlyOnce = workerExactlyOnce(config);
   if (exactlyOnce && file) {
     throw new ConfigError('worker config', [
@@ -121,7 +124,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
         logger: logger.child({ component: 'offsets' }),
       });
   const offsetStore: OffsetStore = kafkaStore ?? new FileOffsetStore(resolve(file as string));
-  const topicCreation = config['topic.creation.enable'] !== 'false';
+  const topicCreation = workerBoolean(config, 'topic.creation.enable');
   const senderKind = config.sender ?? 'kafkajs';
   if (senderKind !== 'kafkajs' && senderKind !== 'librdkafka') {
     throw new ConfigError('worker config', [`sender: "${senderKind}" is not kafkajs (the default) or librdkafka`]);

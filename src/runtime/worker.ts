@@ -33,6 +33,7 @@ import {
   type TransformChainFactory,
   type TransformPluginLoader,
 } from './transform-chain.js';
+import { checkWorkerBooleans, workerBoolean } from './worker-booleans.js';
 
 /** A connector's target state (KIP-980's `initial_state` values). */
 export type TargetState = 'RUNNING' | 'PAUSED' | 'STOPPED';
@@ -215,6 +216,11 @@ interface TaskSlot {
   placed?: unknown;
   readonly runner: TaskRunner<unknown, unknown, unknown>;
   readonly sender: RecordSender;
+  /**
+   * Set when a restart stopped the task and could not create it again (its sender, say): the
+   * error's trace. `runner` is then the stopped one and `sender` closed; the task shows FAILED.
+   */
+  readonly restartFailure?: string;
 }
 
 /** Everything a connector runs with, replaced as one by a config update. */
@@ -345,6 +351,8 @@ export class ConnectorRunner {
               : {};
           const version = this.spec.version;
           if (this.restartingTasks.has(t.id)) return { id: t.id, state: 'RESTARTING', workerId, version };
+          if (t.restartFailure !== undefined)
+            return { id: t.id, state: 'FAILED', workerId, version, trace: mask(t.restartFailure) };
           if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, version, trace: mask(s.trace), ...errors };
           // A task whose sender cannot reach Kafka stays RUNNING; its trace says so (see TaskRunner.warning).
           const warning = s.state === 'RUNNING' || s.state === 'PAUSED' ? t.runner.warning : undefined;
@@ -361,13 +369,10 @@ export class ConnectorRunner {
         })
         .concat(
           [...this.failedTasks].map(
-            ([id, trace]): TaskStatusInfo => ({
-              id,
-              state: 'FAILED',
-              workerId,
-              version: this.spec.version,
-              trace: mask(trace),
-            }),
+            ([id, trace]): TaskStatusInfo =>
+              this.restartingTasks.has(id)
+                ? { id, state: 'RESTARTING', workerId, version: this.spec.version }
+                : { id, state: 'FAILED', workerId, version: this.spec.version, trace: mask(trace) },
           ),
         )
         .sort((a, b) => a.id - b.id),
@@ -433,8 +438,9 @@ export class ConnectorRunner {
   planRestart(options: RestartOptions): { connector: boolean; tasks: number[] } {
     if (this.target === 'STOPPED') return { connector: false, tasks: [] };
     const connector = !options.onlyFailed || this.state === 'FAILED';
+    const failed = (t: TaskSlot) => t.restartFailure !== undefined || t.runner.status.state === 'FAILED';
     const tasks = options.includeTasks
-      ? this.tasks.filter((t) => !options.onlyFailed || t.runner.status.state === 'FAILED').map((t) => t.id)
+      ? [...this.tasks.filter((t) => !options.onlyFailed || failed(t)).map((t) => t.id), ...this.failedTasks.keys()]
       : [];
     if (connector) this.restartingConnector++;
     for (const id of tasks) this.restartingTasks.set(id, (this.restartingTasks.get(id) ?? 0) + 1);
@@ -447,7 +453,15 @@ export class ConnectorRunner {
       if (this.closed || this.target === 'STOPPED') return;
       let restarted = new Set<number>();
       if (plan.connector) restarted = await this.restartInstance();
-      for (const id of plan.tasks) if (!restarted.has(id)) await this.restartTask(id);
+      // A task that fails to restart is FAILED (and logged); the others still restart.
+      let firstError: unknown;
+      for (const id of plan.tasks) {
+        if (restarted.has(id)) continue;
+        await this.restartTask(id).catch((e: unknown) => {
+          firstError ??= e;
+        });
+      }
+      if (firstError !== undefined) throw firstError;
     } finally {
       if (plan.connector) this.restartingConnector--;
       for (const id of plan.tasks) {
@@ -457,17 +471,45 @@ export class ConnectorRunner {
     }
   }
 
-  /** Stops one task and starts it again with the same config. */
+  /**
+   * Stops one task and starts it again with the same config. A task that cannot be created
+   * again (its sender cannot be, say) is FAILED with the error's trace and logged, as at start;
+   * the error is thrown too. Distributed mode: a placed task that could not be created is
+   * created again.
+   */
   async restartTask(id: number): Promise<void> {
-    const index = this.tasks.findIndex((t) => t.id === id);
-    const slot = this.tasks[index];
-    if (slot === undefined) throw this.taskNotFound(id);
-    await slot.runner.stop();
-    await slot.sender.close().catch(() => {});
-    const fresh = await this.createTask(id, slot.config, (this.instance ?? new this.spec.connectorClass()).taskClass);
-    if (slot.placed !== undefined) fresh.placed = slot.placed;
-    this.tasks[index] = fresh;
-    await fresh.runner.start();
+    let current: TaskSlot | undefined = this.tasks.find((t) => t.id === id);
+    const placed = current === undefined && this.failedTasks.has(id) ? this.placement?.tasks.get(id) : current?.placed;
+    if (current === undefined && placed === undefined) throw this.taskNotFound(id);
+    const put = (next: TaskSlot) => {
+      const at = current === undefined ? -1 : this.tasks.indexOf(current);
+      if (at >= 0) this.tasks[at] = next;
+      else this.tasks.push(next);
+      current = next;
+    };
+    if (current === undefined) this.failedTasks.delete(id);
+    else if (current.restartFailure === undefined) {
+      await current.runner.stop();
+      await current.sender.close().catch(() => {});
+    }
+    const config = current?.config ?? resolveAgain(placed, this.spec);
+    let fresh: TaskSlot | undefined;
+    try {
+      fresh = await this.createTask(id, config, (this.instance ?? new this.spec.connectorClass()).taskClass);
+      if (placed !== undefined) fresh.placed = placed;
+      put(fresh);
+      await fresh.runner.start();
+    } catch (e) {
+      if (fresh !== undefined) {
+        await fresh.runner.stop().catch(() => {});
+        await fresh.sender.close().catch(() => {});
+      }
+      const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to restart`);
+      if (current === undefined) this.failedTasks.set(id, traceOf(error));
+      else put({ ...current, restartFailure: traceOf(error) });
+      this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
+      throw error;
+    }
     this.log.info({ task: id, event: 'task.restarted' }, 'task restarted');
   }
 
@@ -731,7 +773,7 @@ export class ConnectorRunner {
 
   /** The task's listener, noting (with topic.tracking.enable, the default) each data topic written to. */
   private trackTopics(listener: TaskListener | undefined): TaskListener | undefined {
-    if (this.worker.options.config['topic.tracking.enable'] === 'false') return listener;
+    if (!workerBoolean(this.worker.options.config, 'topic.tracking.enable')) return listener;
     const topics = this.activeTopics;
     // The topic is all this needs: with recordAckedTo alone the runner keeps no record in flight alive.
     const recordAckedTo: NonNullable<TaskListener['recordAckedTo']> = (topic, heartbeat) => {
@@ -837,8 +879,13 @@ export class Worker implements Herder {
     this.providers = options.configProviders ?? configProviders(options.config);
   }
 
-  /** Opens the offset store and lists the plugins (see {@link Worker.plugins}). */
+  /**
+   * Checks the worker settings it reads (a bad boolean or exactly-once value is a
+   * {@link ConfigError} here, not at first use), opens the offset store and lists the plugins
+   * (see {@link Worker.plugins}).
+   */
   async start(): Promise<void> {
+    checkWorkerBooleans(this.options.config);
     workerExactlyOnce(this.options.config);
     await this.options.offsetStore.start();
     try {
@@ -1134,7 +1181,7 @@ export class Worker implements Herder {
    */
   connectorTopics(name: string): string[] {
     const runner = this.requireConnector(name);
-    if (this.options.config['topic.tracking.enable'] === 'false')
+    if (!workerBoolean(this.options.config, 'topic.tracking.enable'))
       throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
     return [...runner.activeTopics].sort();
   }
@@ -1146,9 +1193,9 @@ export class Worker implements Herder {
    */
   resetConnectorTopics(name: string): void {
     const runner = this.requireConnector(name);
-    if (this.options.config['topic.tracking.enable'] === 'false')
+    if (!workerBoolean(this.options.config, 'topic.tracking.enable'))
       throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
-    if (this.options.config['topic.tracking.allow.reset'] === 'false')
+    if (!workerBoolean(this.options.config, 'topic.tracking.allow.reset'))
       throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking reset is disabled.');
     runner.activeTopics.clear();
     this.log.info({ event: 'connector.topics.reset', connector: name }, 'active topics reset');

@@ -26,6 +26,7 @@ import type {
   TaskStatusInfo,
   Worker,
 } from '../worker.js';
+import { workerBoolean } from '../worker-booleans.js';
 import {
   decodeAssignment,
   decodeMetadata,
@@ -717,7 +718,7 @@ export class DistributedHerder implements Herder {
 
   connectorTopics(name: string): string[] {
     this.requireConfig(name);
-    if (this.worker.options.config['topic.tracking.enable'] === 'false')
+    if (!workerBoolean(this.worker.options.config, 'topic.tracking.enable'))
       throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
     return [...this.status.topics(name)].sort();
   }
@@ -725,9 +726,9 @@ export class DistributedHerder implements Herder {
   async resetConnectorTopics(name: string): Promise<void> {
     this.requireConfig(name);
     const c = this.worker.options.config;
-    if (c['topic.tracking.enable'] === 'false')
+    if (!workerBoolean(c, 'topic.tracking.enable'))
       throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking is disabled.');
-    if (c['topic.tracking.allow.reset'] === 'false')
+    if (!workerBoolean(c, 'topic.tracking.allow.reset'))
       throw new TributaryError('TOPIC_TRACKING_DISABLED', 'Topic tracking reset is disabled.');
     await this.status.resetTopics(name);
     for (const key of [...this.written.keys()]) if (key.startsWith(`topic:${name}:`)) this.written.delete(key);
