@@ -101,13 +101,23 @@ const intFromAny = new t.Type<number, number, unknown>(
   (n) => n,
 );
 
+/**
+ * Kafka Connect's ConfigDef BOOLEAN parse: a boolean, or `true` / `false` trimmed and in any
+ * case; undefined for anything else. (Internal: not exported from the package.)
+ */
+export function parseConfigBoolean(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().toLowerCase();
+  return text === 'true' ? true : text === 'false' ? false : undefined;
+}
+
 const boolFromAny = new t.Type<boolean, boolean, unknown>(
   'boolean (true or false)',
   (u): u is boolean => typeof u === 'boolean',
   (u, c) => {
-    if (typeof u === 'boolean') return t.success(u);
-    if (u === 'true' || u === 'false') return t.success(u === 'true');
-    return t.failure(u, c);
+    const b = parseConfigBoolean(u);
+    return b === undefined ? t.failure(u, c) : t.success(b);
   },
   (b) => b,
 );

@@ -1,3 +1,4 @@
+import { parseConfigBoolean } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
 
 /**
@@ -13,14 +14,6 @@ const WORKER_BOOLEANS = {
 
 /** A boolean worker setting. */
 export type WorkerBooleanKey = keyof typeof WORKER_BOOLEANS;
-
-/** Kafka Connect's ConfigDef BOOLEAN parse: `true` or `false`, trimmed, in any case; else undefined. */
-export function parseConfigBoolean(value: unknown): boolean | undefined {
-  if (typeof value === 'boolean') return value;
-  if (typeof value !== 'string') return undefined;
-  const text = value.trim().toLowerCase();
-  return text === 'true' ? true : text === 'false' ? false : undefined;
-}
 
 function problemOf(config: Readonly<Record<string, unknown>>, key: WorkerBooleanKey): string | undefined {
   const raw = config[key];

@@ -20,6 +20,17 @@ describe('defineConfig', () => {
     });
   });
 
+  it('reads a boolean as Kafka Connect does: true or false, trimmed, in any case', () => {
+    for (const [given, value] of [
+      [' TRUE ', true],
+      ['False', false],
+      [true, true],
+    ] as const)
+      expect(config.parse({ file: 'f', follow: given })).toMatchObject({ ok: true, value: { follow: value } });
+    for (const given of ['yes', '1', 'flase', ''])
+      expect(config.parse({ file: 'f', follow: given }), given).toMatchObject({ ok: false });
+  });
+
   it('names every bad key, its value and what is accepted', () => {
     const r = config.parse({ 'batch.size': '0', follow: 'yes', mode: 'slow' });
     expect(r.ok).toBe(false);

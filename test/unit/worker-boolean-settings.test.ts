@@ -16,7 +16,8 @@ import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import { DistributedHerder } from '../../src/runtime/distributed/distributed-herder.js';
 import type { ConfigTopicStore, StatusTopicStore, WorkerGroup } from '../../src/runtime/distributed/ports.js';
 import { Worker } from '../../src/runtime/worker.js';
-import { checkWorkerBooleans, parseConfigBoolean, workerBoolean } from '../../src/runtime/worker-booleans.js';
+import { parseConfigBoolean } from '../../src/api/config-def.js';
+import { checkWorkerBooleans, workerBoolean } from '../../src/runtime/worker-booleans.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
 
