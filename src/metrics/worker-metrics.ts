@@ -4,6 +4,7 @@ import { configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
 import { TaskMetrics, type TaskMetricsSnapshot } from '../runtime/task-metrics.js';
 import type { TaskListener } from '../runtime/task-runner.js';
+import { timerProblems } from '../runtime/task-settings.js';
 import type { TaskFreshness, Worker } from '../runtime/worker.js';
 import { type ConnectorView, METRICS, type TaskView } from './metric-table.js';
 import { parseMetricsListener } from './metrics-server.js';
@@ -48,10 +49,11 @@ export interface MetricsSettings {
 /** Resolves the metrics settings of a worker config; throws a {@link ConfigError} naming every bad key. */
 export function resolveMetricsSettings(config: Readonly<Record<string, string>>): MetricsSettings {
   const parsed = metricsConfig.parse(config);
-  if (!parsed.ok)
+  const timers = parsed.ok ? timerProblems(parsed.value, { 'metrics.history.interval.ms': { min: 1 } }) : [];
+  if (!parsed.ok || timers.length > 0)
     throw new ConfigError(
       'metrics settings of the worker config',
-      parsed.problems.map((p) => p.message),
+      [...(parsed.ok ? [] : parsed.problems), ...timers].map((p) => p.message),
     );
   const listeners = parsed.value['metrics.listeners'].trim();
   // Checked here, before anything starts, not only when the listener opens after the worker started.

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError, isTributaryError } from '../api/errors.js';
 import { resolveKafkaSecurity } from '../kafka/security-config.js';
+import { timerProblems } from '../runtime/task-settings.js';
 
 /** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
 export const DEFAULT_LISTENER = 'http://127.0.0.1:8083';
@@ -187,7 +188,7 @@ export async function resolveRestOptions(config: Readonly<Record<string, string>
       parsed.problems.map((p) => p.message),
     );
   const c = parsed.value;
-  const problems: string[] = [];
+  const problems: string[] = timerProblems(c, { 'rest.request.timeout.ms': { min: 1 } }).map((p) => p.message);
   if (c.listeners.trim() === '') return undefined;
   const listeners = c.listeners
     .split(',')

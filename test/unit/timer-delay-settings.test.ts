@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DatagenConnector } from '../../examples/datagen/src/index.js';
+import { resolveMetricsSettings } from '../../src/metrics/worker-metrics.js';
+import { resolveRestOptions } from '../../src/rest/rest-options.js';
 import { resolveDistributedSettings } from '../../src/runtime/distributed/distributed-settings.js';
 import { exactlyOnceProblems, resolveTransactionSettings } from '../../src/runtime/exactly-once-settings.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/runtime/task-settings.js';
@@ -87,5 +89,18 @@ describe('timer delays above 2147483647 ms', () => {
       boundary: 'interval',
       intervalMs: MAX_TIMER_DELAY_MS,
     });
+  });
+});
+
+describe('REST and metrics timers', () => {
+  it('refuses rest.request.timeout.ms and metrics.history.interval.ms above 2^31-1 ms, and takes the limit', async () => {
+    await expect(resolveRestOptions({ 'rest.request.timeout.ms': '2147483648' })).rejects.toMatchObject({
+      problems: [expect.stringContaining('Invalid configuration rest.request.timeout.ms: expected integer from 1 to 2147483647')],
+    });
+    expect(await resolveRestOptions({ 'rest.request.timeout.ms': '2147483647' })).toMatchObject({ requestTimeoutMs: 2147483647 });
+    expect(() => resolveMetricsSettings({ 'metrics.history.interval.ms': '3000000000' })).toThrow(
+      /metrics.history.interval.ms: expected integer from 1 to 2147483647/,
+    );
+    expect(resolveMetricsSettings({ 'metrics.history.interval.ms': '2147483647' }).historyIntervalMs).toBe(2147483647);
   });
 });
