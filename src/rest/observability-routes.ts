@@ -54,7 +54,12 @@ export function staleTasks(metrics: WorkerMetrics): string[] {
  * Adds Kafka Connect's `/admin/loggers` (KIP-495, KIP-976): list the loggers with a level of
  * their own, read one, set one (and its descendants) at run time.
  */
-export function addLoggersRoutes(routes: RouteTable, levels: LoggerLevels): void {
+/**
+ * `GET`/`PUT /admin/loggers`. `distributed`: this worker is one of a cluster, where KIP-976's
+ * `scope=cluster` would have to reach every worker through the config topic, which Tributary does
+ * not do yet: such a request is refused (501) rather than answered 204 for this worker alone.
+ */
+export function addLoggersRoutes(routes: RouteTable, levels: LoggerLevels, options: { distributed?: boolean } = {}): void {
   routes.add('GET', '/admin/loggers', async () => levels.list());
 
   routes.add('GET', '/admin/loggers/:name', async (request) => {
@@ -75,10 +80,16 @@ export function addLoggersRoutes(routes: RouteTable, levels: LoggerLevels): void
     if (level === undefined) {
       throw new RestError(404, `invalid log level '${String(given)}': accepted are ${LOG_LEVELS.join(', ')} (any case)`);
     }
-    const affected = levels.set(name, level);
     const scope = (request.query as Record<string, unknown>).scope;
+    const cluster = typeof scope === 'string' && scope.toLowerCase() === 'cluster';
+    if (cluster && options.distributed)
+      throw new RestError(
+        501,
+        `scope=cluster (KIP-976) is not supported in distributed mode yet: it would change ${name} on this worker only. Set the level on each worker (PUT /admin/loggers/${name} without scope, or scope=worker)`,
+      );
+    const affected = levels.set(name, level);
     // scope=cluster (KIP-976) answers 204; a standalone worker is the whole cluster.
-    if (typeof scope === 'string' && scope.toLowerCase() === 'cluster') return reply.code(204).send();
+    if (cluster) return reply.code(204).send();
     return affected;
   });
 }

@@ -194,7 +194,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addOffsetsRoutes(routes, herder);
   addPluginsRoutes(routes, herder, pluginAccess);
   addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true, context.ready);
-  if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels);
+  if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels, { distributed: context.cluster !== undefined });
   if (context.metrics) addStatusPageRoutes(routes, worker, context.metrics, context.history);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;

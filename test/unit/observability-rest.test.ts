@@ -33,7 +33,7 @@ class FlakyStore extends MemoryOffsetStore {
   }
 }
 
-async function setUp(workerConfig: Record<string, string> = {}, options: { serveMetrics?: boolean } = {}) {
+async function setUp(workerConfig: Record<string, string> = {}, options: { serveMetrics?: boolean; distributed?: boolean } = {}) {
   const store = new FlakyStore();
   const metrics = new WorkerMetrics({ staleThresholdMs: Number(workerConfig['offset.stale.threshold.ms'] ?? 0) });
   const levels = new LoggerLevels('INFO');
@@ -49,7 +49,13 @@ async function setUp(workerConfig: Record<string, string> = {}, options: { serve
   await worker.start();
   cleanups.push(() => worker.stop());
   const rest = (await resolveRestOptions({ listeners: 'http://127.0.0.1:0' })) as RestOptions;
-  const app: FastifyInstance = createRestApp(worker, rest, { metrics, loggerLevels: levels, serveMetrics: options.serveMetrics });
+  const app: FastifyInstance = createRestApp(worker, rest, {
+    metrics,
+    loggerLevels: levels,
+    serveMetrics: options.serveMetrics,
+    // As a distributed worker that is its own leader.
+    ...(options.distributed ? { cluster: { herder: worker, locator: { leader: async () => ({ url: '', self: true }) } } } : {}),
+  });
   cleanups.push(() => app.close());
   const call = async (method: 'GET' | 'PUT' | 'POST', url: string, body?: unknown) => {
     const res = await app.inject({
@@ -164,6 +170,17 @@ describe('/admin/loggers (KIP-495)', () => {
     expect(Object.keys(JSON.parse((await call('GET', '/admin/loggers')).text))).toEqual(['root', 'tributary.connector.dg']);
     expect((await call('PUT', '/admin/loggers/root?scope=cluster', { level: 'WARN' })).status).toBe(204);
     expect(JSON.parse((await call('GET', '/admin/loggers/tributary.connector.dg')).text).level).toBe('WARN');
+  });
+
+  it('refuses scope=cluster in distributed mode (501) instead of answering 204 for this worker alone', async () => {
+    const { call } = await setUp({}, { distributed: true });
+    const put = await call('PUT', '/admin/loggers/root?scope=cluster', { level: 'WARN' });
+    expect(put.status).toBe(501);
+    expect(JSON.parse(put.text).message).toContain('scope=cluster (KIP-976) is not supported in distributed mode yet');
+    expect(JSON.parse((await call('GET', '/admin/loggers/root')).text).level).toBe('INFO');
+    // This worker's own level still changes.
+    expect((await call('PUT', '/admin/loggers/root?scope=worker', { level: 'WARN' })).status).toBe(200);
+    expect(JSON.parse((await call('GET', '/admin/loggers/root')).text).level).toBe('WARN');
   });
 
   it('answers 400 without a level, 404 for an unknown level or logger, each saying what is wrong', async () => {
