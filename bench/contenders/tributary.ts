@@ -126,8 +126,24 @@ export function tributary(
   };
 }
 
-/** The byte position committed in an offsets topic (read_committed), as the next run would resume from. */
+/**
+ * The byte position committed in an offsets topic (read_committed), as the next run would resume
+ * from. Read again until two reads a second apart agree (at most 5 reads): a transaction's commit
+ * markers land on the topic just after its commit returns, so a read right after the worker's exit
+ * can still end before the last one. A commit that never happened reads the same both times.
+ */
 export async function topicPosition(bootstrap: string, topic: string): Promise<number | undefined> {
+  let last = await readPosition(bootstrap, topic);
+  for (let i = 0; i < 4; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const next = await readPosition(bootstrap, topic);
+    if (next === last) return next;
+    last = next;
+  }
+  return last;
+}
+
+async function readPosition(bootstrap: string, topic: string): Promise<number | undefined> {
   const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const store = new KafkaOffsetStore({ kafka, topic, logger: { warn() {} } });
   await store.start();
