@@ -1,30 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/api/logger.js';
 import { TaskRunner } from '../../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { type CounterConfig, CounterTask } from '../helpers/counter-task.js';
+import { type LoggedLine, recordingLogger } from '../helpers/recording-logger.js';
 
-type Line = { level: string; fields: Record<string, unknown>; message: string | undefined };
-
-function recordingLogger(lines: Line[], bound: object = {}): Logger {
-  const at =
-    (level: string) =>
-    (fields: object, message?: string): void => {
-      lines.push({ level, fields: { ...bound, ...fields }, message });
-    };
-  return {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: (b) => recordingLogger(lines, { ...bound, ...b }),
-  };
-}
-
-function runner(store: MemoryOffsetStore, clock: VirtualClock, lines: Line[], config: CounterConfig) {
+function runner(store: MemoryOffsetStore, clock: VirtualClock, lines: LoggedLine[], config: CounterConfig) {
   return new TaskRunner({
     connector: 'c',
     taskId: 0,
@@ -38,13 +21,13 @@ function runner(store: MemoryOffsetStore, clock: VirtualClock, lines: Line[], co
   });
 }
 
-const infos = (lines: Line[]) => lines.filter((l) => l.level === 'info').map((l) => l.message);
+const infos = (lines: LoggedLine[]) => lines.filter((l) => l.level === 'info').map((l) => l.message);
 
 describe('what a task logs for a person', () => {
   it('says at start that there is nothing to resume from, then how many offsets it resumes from', async () => {
     const clock = new VirtualClock();
     const store = new MemoryOffsetStore();
-    const lines: Line[] = [];
+    const lines: LoggedLine[] = [];
     const first = runner(store, clock, lines, { topic: 't', limit: 3, streams: ['a', 'b'] });
     await first.start();
     await clock.advanceBy('2s');
@@ -53,7 +36,7 @@ describe('what a task logs for a person', () => {
     await stopping;
     expect(infos(lines)[0]).toBe('task started with no committed offsets: the task starts from its beginning');
 
-    const again: Line[] = [];
+    const again: LoggedLine[] = [];
     const second = runner(store, clock, again, { topic: 't', limit: 3, streams: ['a', 'b'] });
     await second.start();
     expect(infos(again)[0]).toBe('task started, resuming from 2 committed offsets');
@@ -65,7 +48,7 @@ describe('what a task logs for a person', () => {
 
   it('logs "offsets committed" only for flushes that change an offset, and the final flush on stop', async () => {
     const clock = new VirtualClock();
-    const lines: Line[] = [];
+    const lines: LoggedLine[] = [];
     // Heartbeats every 300 ms carry the same offsets again once the 3 records are written.
     const run = runner(new MemoryOffsetStore(), clock, lines, { topic: 't', limit: 3, streams: ['a'], heartbeats: true });
     await run.start();
@@ -81,7 +64,7 @@ describe('what a task logs for a person', () => {
 
   it('names the count of offsets the final flush commits', async () => {
     const clock = new VirtualClock();
-    const lines: Line[] = [];
+    const lines: LoggedLine[] = [];
     const run = runner(new MemoryOffsetStore(), clock, lines, { topic: 't', limit: 2, streams: ['a', 'b'] });
     await run.start();
     await clock.advanceBy('100ms');

@@ -6,30 +6,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DatagenConnector } from '../../examples/datagen/src/index.js';
 import { systemClock } from '../../src/api/clock.js';
-import type { Logger } from '../../src/api/logger.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
 import type { RecordSender } from '../../src/runtime/ports.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
-
-type Logged = { level: string; fields: Record<string, unknown>; message?: string };
-
-function recordingLogger(lines: Logged[], bound: object = {}): Logger {
-  const at =
-    (level: string) =>
-    (fields: object, message?: string): void => {
-      lines.push({ level, fields: { ...bound, ...fields }, message });
-    };
-  return {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: (b) => recordingLogger(lines, { ...bound, ...b }),
-  };
-}
+import { type LoggedLine, recordingLogger } from '../helpers/recording-logger.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -40,7 +23,7 @@ afterEach(async () => {
 async function setUp() {
   const failing = new Set<number>();
   const created: number[] = [];
-  const lines: Logged[] = [];
+  const lines: LoggedLine[] = [];
   const w = new Worker({
     config: { 'offset.flush.interval.ms': '100' },
     offsetStore: new MemoryOffsetStore(),
