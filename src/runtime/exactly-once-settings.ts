@@ -1,7 +1,7 @@
 import { type ConfigProblem, configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
 import type { SourceConnector } from '../api/source-connector.js';
-import { timerProblems } from './task-settings.js';
+import { type TimerKeys, timerProblems } from './task-settings.js';
 
 /** Worker-level exactly-once setting (KIP-618), as in Kafka Connect. */
 export const workerExactlyOnceConfig = defineConfig({
@@ -42,7 +42,7 @@ export const connectorExactlyOnceConfig = defineConfig({
 });
 
 /** The connector's exactly-once settings used as a timer delay (see {@link timerProblems}). */
-const TRANSACTION_TIMER_KEYS = { 'transaction.boundary.interval.ms': { min: 1 } } as const;
+const TRANSACTION_TIMER_KEYS: TimerKeys = { 'transaction.boundary.interval.ms': { min: 1 } };
 
 /** Where a task's transactions end. */
 export type TransactionBoundary = 'poll' | 'interval' | 'connector';

@@ -83,27 +83,27 @@ export const connectorTaskConfig = defineConfig({
  */
 export const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
+/** Settings used as a timer delay, each with its least value and what that value means (for {@link timerProblems}). */
+export type TimerKeys = Readonly<Record<string, { readonly min: number; readonly note?: string }>>;
+
 /**
  * The settings used as a timer delay, with their least value and what that value means. A value
  * above {@link MAX_TIMER_DELAY_MS} would make the timer fire after 1 ms: a flush would time out at
  * once, heartbeats run every millisecond, a stopping task not wait at all.
  */
-const WORKER_TIMER_KEYS: Readonly<Record<string, { min: number; note?: string }>> = {
+const WORKER_TIMER_KEYS: TimerKeys = {
   'offset.flush.interval.ms': { min: 1 },
   'offset.flush.timeout.ms': { min: 1 },
   'task.shutdown.graceful.timeout.ms': { min: 0, note: '0: does not wait' },
   'task.poll.backoff.ms': { min: 0, note: '0: no pause' },
 };
-const CONNECTOR_TIMER_KEYS: Readonly<Record<string, { min: number; note?: string }>> = {
+const CONNECTOR_TIMER_KEYS: TimerKeys = {
   'heartbeat.interval.ms': { min: 0, note: '0: heartbeats off' },
   'errors.retry.delay.max.ms': { min: 1 },
 };
 
 /** One problem per key of `keys` in `config` that is an integer above {@link MAX_TIMER_DELAY_MS}. */
-export function timerProblems(
-  config: Readonly<Record<string, unknown>>,
-  keys: Readonly<Record<string, { min: number; note?: string }>>,
-): ConfigProblem[] {
+export function timerProblems(config: Readonly<Record<string, unknown>>, keys: TimerKeys): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const [key, { min, note }] of Object.entries(keys)) {
     // A value that is no integer at all is already a problem of the config's parse.

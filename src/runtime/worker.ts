@@ -129,6 +129,10 @@ export interface WorkerOptions {
  */
 export type PluginAccess = 'any' | 'listed';
 
+/** Why a request may not name a module, in each refusal that says so. */
+const MODULE_PATHS_OFF =
+  'module paths in requests are off unless the worker config sets rest.plugin.module.paths.enable=true (see docs/rest.md)';
+
 const TOKEN_PROVIDER = 'sasl.oauthbearer.token.provider';
 /** Connector config keys whose value is a module a task imports (Kafka client overrides). */
 const CODE_KEY = /^(producer|consumer|admin)\.override\.sasl\.oauthbearer\.token\.provider$/;
@@ -971,12 +975,7 @@ export class Worker implements Herder {
     await runner.exclusive(async () => {
       const tasks = [...runner.tasks];
       await runner.shutdown();
-      if (this.stopRequested) {
-        for (const t of tasks) {
-          const error = t.runner.finalFlushError;
-          if (error) this.unflushedAtStop.push({ task: `${name}-${t.id}`, error });
-        }
-      }
+      if (this.stopRequested) this.unflushedAtStop.push(...finalFlushFailures(name, tasks));
       if (this.runners.get(name) === runner) this.runners.delete(name);
       await this.dropConnectorStore(name);
     });
@@ -1360,10 +1359,7 @@ export class Worker implements Herder {
         r.exclusive(async () => {
           const tasks = [...r.tasks];
           await r.shutdown();
-          return tasks.flatMap((t) => {
-            const error = t.runner.finalFlushError;
-            return error ? [{ task: `${r.name}-${t.id}`, error }] : [];
-          });
+          return finalFlushFailures(r.name, tasks);
         }),
       ),
     );
@@ -1523,7 +1519,7 @@ export class Worker implements Herder {
       const fromWorker = Object.entries(this.options.config).some(([k, v]) => k.endsWith(TOKEN_PROVIDER) && v === value);
       if (fromWorker || this.operatorModules.has(value)) continue;
       throw new ConfigError(`config of connector '${name}'`, [
-        `${key} names a module to load ("${value}"); a request may name only one the worker config or a connector file of this worker names: module paths in requests are off unless the worker config sets rest.plugin.module.paths.enable=true (see docs/rest.md)`,
+        `${key} names a module to load ("${value}"); a request may name only one the worker config or a connector file of this worker names: ${MODULE_PATHS_OFF}`,
       ]);
     }
   }
@@ -1542,9 +1538,7 @@ export class Worker implements Herder {
         return loaded;
       }
       if (this.operatorModules.has(spec)) return this.loadTransform(spec, kind);
-      throw new Error(
-        `is not a built-in ${kind} nor one a connector file of this worker uses; module paths in requests are off unless the worker config sets rest.plugin.module.paths.enable=true (see docs/rest.md)`,
-      );
+      throw new Error(`is not a built-in ${kind} nor one a connector file of this worker uses; ${MODULE_PATHS_OFF}`);
     };
   }
 
@@ -1564,7 +1558,7 @@ export class Worker implements Herder {
     if (this.operatorClasses.has(spec)) return this.loadConnector(spec);
     throw new TributaryError(
       'PLUGIN_NOT_FOUND',
-      `connector.class "${spec}" is not a plugin of this worker. A request may name a plugin listed by GET /connector-plugins (its class, export name or alias) or the connector.class of a connector file; module paths in requests are off unless the worker config sets rest.plugin.module.paths.enable=true (see docs/rest.md)`,
+      `connector.class "${spec}" is not a plugin of this worker. A request may name a plugin listed by GET /connector-plugins (its class, export name or alias) or the connector.class of a connector file; ${MODULE_PATHS_OFF}`,
     );
   }
 
@@ -1733,4 +1727,12 @@ function checkName(name: string, config: Readonly<Record<string, string>>): void
     problems.push(`Connector name configuration (${config.name}) doesn't match connector name in the URL (${name})`);
   }
   if (problems.length > 0) throw new ConfigError(`connector name '${name}'`, problems);
+}
+
+/** The final offset flush failures of `tasks` of connector `name`, once they are stopped. */
+function finalFlushFailures(name: string, tasks: readonly TaskSlot[]): Array<{ task: string; error: TributaryError }> {
+  return tasks.flatMap((t) => {
+    const error = t.runner.finalFlushError;
+    return error ? [{ task: `${name}-${t.id}`, error }] : [];
+  });
 }

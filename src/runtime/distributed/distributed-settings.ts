@@ -1,6 +1,6 @@
 import { configTypes, defineConfig } from '../../api/config-def.js';
 import { ConfigError } from '../../api/errors.js';
-import { timerProblems } from '../task-settings.js';
+import { type TimerKeys, timerProblems } from '../task-settings.js';
 
 /**
  * The worker settings of `tributary distributed`, named as Kafka Connect's distributed worker
@@ -70,7 +70,7 @@ export const distributedConfig = defineConfig({
  * timers, the hold of a leaving worker's work, the wait for a leader), with their least value:
  * above 2147483647 ms Node.js would fire them after 1 ms (see {@link timerProblems}).
  */
-const DISTRIBUTED_TIMER_KEYS: Readonly<Record<string, { min: number; note?: string }>> = {
+const DISTRIBUTED_TIMER_KEYS: TimerKeys = {
   'session.timeout.ms': { min: 1 },
   'heartbeat.interval.ms': { min: 1 },
   'rebalance.timeout.ms': { min: 1 },
