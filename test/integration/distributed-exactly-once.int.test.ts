@@ -7,6 +7,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
+import { waitFor } from '../helpers/child-output.js';
 import { rest, TestCluster } from '../helpers/distributed-cluster.js';
 import { consumeAll, createTopics, describeKafka, requireKafkaBootstrap, testKafka } from '../helpers/kafka.js';
 
@@ -127,8 +128,10 @@ describeKafka('distributed mode with exactly-once: three workers', () => {
     const shrunk = await rest(other.url, 'PUT', '/connectors/gen/config', { ...config, 'tasks.max': '1' });
     expect(shrunk.status, JSON.stringify(shrunk.body)).toBe(200);
     await tasksRunning(other.url, 'gen', 1, () => true, 40_000);
-    const rounds = workers.flatMap((w) => w.events('connector.tasks.fenced')).slice(fencedBefore);
-    expect(rounds.some((e) => Number(e.fenced) >= 2)).toBe(true);
+    // The old generation's task 0 shows RUNNING before the leader's fencing round is logged: wait for the round.
+    const rounds = () => workers.flatMap((w) => w.events('connector.tasks.fenced')).slice(fencedBefore);
+    await waitFor(() => rounds().some((e) => Number(e.fenced) >= 2), 40_000, 'a fencing round of both task ids').catch(() => {});
+    expect(rounds().some((e) => Number(e.fenced) >= 2)).toBe(true);
     await new Promise((r) => setTimeout(r, 2000));
 
     // Stop, so that what is committed no longer moves, and audit the data read_committed.
