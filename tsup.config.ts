@@ -27,7 +27,8 @@ export default defineConfig([
     shims: true,
   },
   {
-    entry: { 'cli/main': 'src/cli/main.ts' },
+    // The kafkajs producer thread (src/kafka/kafkajs-thread.ts) loads its script from beside the CLI.
+    entry: { 'cli/main': 'src/cli/main.ts', 'cli/kafkajs-producer-thread': 'src/kafka/kafkajs-producer-thread.ts' },
     format: ['esm'],
     sourcemap: true,
     target: 'node20',

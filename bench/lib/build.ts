@@ -11,6 +11,7 @@
  * - `kafkajs-raw-producer.js`, `librdkafka-raw-producer.js`: the raw producers (bench/contenders/);
  * - `synthetic-source.js`: the synthetic connector of the partitions series (bench/lib/synthetic-connector.ts).
  */
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,7 @@ import { build } from 'tsup';
 import { WORK_DIR } from '../connect/fetch.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const THREAD_SOURCE = 'src/kafka/kafkajs-producer-thread.ts';
 
 /** Paths of the built entry points. */
 export interface BenchBuild {
@@ -45,6 +47,10 @@ export async function buildBench(tributaryRoot: string = ROOT): Promise<BenchBui
     config: false,
     entry: {
       'tributary-cli': join(tributaryRoot, 'src/cli/main.ts'),
+      // The kafkajs sender's producer thread, loaded from beside the CLI (absent in older checkouts).
+      ...(existsSync(join(tributaryRoot, THREAD_SOURCE))
+        ? { 'kafkajs-producer-thread': join(tributaryRoot, THREAD_SOURCE) }
+        : {}),
       'file-source': join(tributaryRoot, 'examples/file-source/src/index.ts'),
       datagen: join(tributaryRoot, 'examples/datagen/src/index.ts'),
       'kafkajs-raw-producer': join(ROOT, 'bench/contenders/kafkajs-raw-producer.ts'),

@@ -5,7 +5,8 @@ import type { Logger } from '../api/logger.js';
 import { checkKafkaConnection } from '../kafka/connection-check.js';
 import { kafkajsSecurityOptions, librdkafkaSecurityConfig } from '../kafka/kafka-client-security.js';
 import { kafkajsLogCreator } from '../kafka/kafkajs-log.js';
-import { KafkajsSender } from '../kafka/kafkajs-sender.js';
+import { type KafkajsLike, KafkajsSender } from '../kafka/kafkajs-sender.js';
+import { ThreadedKafkajs } from '../kafka/kafkajs-thread.js';
 import { KafkajsTransactionalSender } from '../kafka/kafkajs-transactional-sender.js';
 import { LibrdkafkaSender } from '../kafka/librdkafka-sender.js';
 import { LibrdkafkaTransactionalSender } from '../kafka/librdkafka-transactional-sender.js';
@@ -37,6 +38,7 @@ export const KAFKA_WORKER_KEYS: KnownKeys = {
     'offset.storage.replication.factor',
     'topic.creation.enable',
     'sender',
+    'sender.thread',
     'connector.client.config.override.policy',
     'security.protocol',
   ],
@@ -129,6 +131,14 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
   if (senderKind !== 'kafkajs' && senderKind !== 'librdkafka') {
     throw new ConfigError('worker config', [`sender: "${senderKind}" is not kafkajs (the default) or librdkafka`]);
   }
+  // The kafkajs producer on a thread of its own (src/kafka/kafkajs-thread.ts). librdkafka has
+  // its own threads: the key there would do nothing, so it is refused rather than ignored.
+  const senderThread = workerBoolean(config, 'sender.thread');
+  if (senderKind === 'librdkafka' && config['sender.thread'] !== undefined) {
+    throw new ConfigError('worker config', [
+      'sender.thread applies to the kafkajs sender only (librdkafka runs its own threads): remove it, or set sender=kafkajs',
+    ]);
+  }
   const senders = new Set<RecordSender>();
   /** Per connector, the topics its last start made sure of, so its tasks' senders do not create them again. */
   const prepared = new Map<string, readonly string[]>();
@@ -215,13 +225,24 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       } else if (senderKind === 'librdkafka') {
         sender = await LibrdkafkaSender.connect(brokers.join(','), producer, undefined, librdkafkaSecurityConfig(security));
       } else {
-        const client = new Kafka({
-          brokers,
-          logLevel: logLevel.WARN,
-          logCreator,
-          ...kafkajsClientOptions(producer),
-          ...kafkajsSecurityOptions(security),
-        });
+        const client: KafkajsLike = senderThread
+          ? new ThreadedKafkajs({
+              client: { brokers, logLevel: logLevel.WARN, ...kafkajsClientOptions(producer) },
+              security,
+              logCreator,
+              onRejection: (err) =>
+                logger.warn(
+                  { connector, task: taskId, event: 'kafkajs.unhandled', err },
+                  'kafkajs rejection no one handled; ignored',
+                ),
+            })
+          : new Kafka({
+              brokers,
+              logLevel: logLevel.WARN,
+              logCreator,
+              ...kafkajsClientOptions(producer),
+              ...kafkajsSecurityOptions(security),
+            });
         const kafkajs = new KafkajsSender({
           kafka: client,
           config: producer,

@@ -14,7 +14,17 @@ import { kafkajsClientOptions, type ResolvedProducerConfig } from './producer-co
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
 
 /** The part of a kafkajs `Producer` the sender uses. */
-export type KafkajsProducerLike = Pick<Producer, 'connect' | 'disconnect' | 'sendBatch'>;
+export type KafkajsProducerLike = Pick<Producer, 'connect' | 'disconnect' | 'sendBatch'> & {
+  /**
+   * Set by a producer that, with one request in flight, takes up to this many `sendBatch` calls
+   * at once and writes them one after another in call order (the producer thread of
+   * kafkajs-thread.ts): the sender then hands over the next batch while one is on the wire.
+   * After a call fails, or resolves without an offset for some partition, such a producer
+   * writes none of the calls made before it heard of every answer: it rejects them with an error
+   * whose `notAttempted` is true, and the sender sends them again, in order, after the earlier one.
+   */
+  readonly queueDepth?: number | undefined;
+};
 
 /** The part of a kafkajs `Kafka` client the sender uses: a real `Kafka` instance fits. */
 export interface KafkajsLike {
@@ -509,7 +519,8 @@ export class KafkajsSender implements RecordSender {
       if (this.replacement === 'wanted' && this.outstanding === 0) void this.replaceProducer();
       return;
     }
-    while (this.outstanding < this.config.maxInFlight) {
+    const slots = this.config.maxInFlight === 1 ? (this.producer.queueDepth ?? 1) : this.config.maxInFlight;
+    while (this.outstanding < slots) {
       let batch = this.ready.shift();
       if (batch === undefined) {
         const open = this.open;
@@ -588,7 +599,8 @@ export class KafkajsSender implements RecordSender {
         } else {
           const rest = splitOff(batch, offsets);
           rest.state = 'inflight';
-          this.window.push(rest);
+          // Right behind its batch: a queueing producer may hold a later one (not sent; it comes back).
+          this.window.splice(this.window.indexOf(batch) + 1, 0, rest);
           batch.state = 'acked';
           batch.offsets = offsets;
           this.completeWindowHead();
@@ -602,6 +614,13 @@ export class KafkajsSender implements RecordSender {
   private onFailed(batch: Batch, attempt: number, error: unknown): void {
     this.outstanding--;
     if (batch.attempt !== attempt || batch.state !== 'inflight') {
+      this.pump();
+      return;
+    }
+    if ((error as { notAttempted?: unknown } | null)?.notAttempted === true) {
+      // A queueing producer did not send it, as an earlier batch failed: back in the queue, in
+      // order, behind that one's re-send; no request was made, so no retry is counted.
+      this.goBack(batch);
       this.pump();
       return;
     }

@@ -10,6 +10,7 @@ const WORKER_BOOLEANS = {
   'topic.tracking.enable': true,
   'topic.tracking.allow.reset': true,
   'topic.creation.enable': true,
+  'sender.thread': true,
 } as const satisfies Record<string, boolean>;
 
 /** A boolean worker setting. */

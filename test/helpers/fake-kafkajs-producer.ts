@@ -30,6 +30,14 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
   /** While set, `connect()` waits for it before it settles (a connection under way). */
   connectGate: Promise<void> | undefined;
   private partition: ((args: { topic: string; partitionMetadata: PartitionMetadata[]; message: Message }) => number) | undefined;
+  /**
+   * Set: the fake behaves as the producer thread of src/kafka/kafkajs-thread.ts with one
+   * request in flight. Calls are written one after another, oldest first (settle only
+   * `open()[0]`); after a failure or a response without some partition (#1303) every other open
+   * call, and every call made before all were answered, is rejected "not attempted".
+   */
+  queueDepth: number | undefined;
+  private halted = false;
 
   /** A `Kafka` look-alike whose `producer()` returns this fake. */
   kafka(): KafkajsLike {
@@ -37,6 +45,8 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
       producer: (config: ProducerConfig) => {
         this.config = config;
         this.producers++;
+        // A fresh producer (thread) takes calls again.
+        this.halted = false;
         this.partition = config.createPartitioner?.();
         return this;
       },
@@ -70,11 +80,31 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
         if (this.partition !== undefined) this.partition({ topic, partitionMetadata, message });
       }
     }
+    if (this.queueDepth !== undefined && this.halted && this.open().length === 0) this.halted = false;
     return new Promise((resolve, reject) => {
       const call: FakeCall = { batch, settled: false, resolve, reject, connection: this.connects };
       this.calls.push(call);
+      if (this.queueDepth !== undefined && this.halted) {
+        queueMicrotask(() => this.notAttempted(call));
+        return;
+      }
       if (this.autoAck) queueMicrotask(() => this.succeed(call));
     });
+  }
+
+  /** Queue mode: a call the producer did not send, because an earlier one failed. */
+  private notAttempted(call: FakeCall): void {
+    if (call.settled) return;
+    call.settled = true;
+    call.reject(Object.assign(new Error('not sent: an earlier batch failed first'), { notAttempted: true }));
+  }
+
+  /** Queue mode: after `call` failed or lacked a partition, the calls behind it are not sent. */
+  private halt(call: FakeCall): void {
+    if (this.queueDepth === undefined) return;
+    if (this.open()[0] !== undefined && this.open()[0] !== call) throw new Error('queue mode: settle the oldest call first');
+    this.halted = true;
+    for (const other of this.open()) if (other !== call) queueMicrotask(() => this.notAttempted(other));
   }
 
   /** Calls not settled yet, oldest first. */
@@ -90,6 +120,8 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
   succeed(call: FakeCall | undefined = this.open()[0], skip: readonly number[] = []): void {
     if (call === undefined) throw new Error('no open sendBatch call');
     if (call.settled) return;
+    if (this.queueDepth !== undefined && this.open()[0] !== call) throw new Error('queue mode: settle the oldest call first');
+    if (skip.length > 0) this.halt(call);
     call.settled = true;
     const response: RecordMetadata[] = [];
     for (const { topic, messages } of call.batch.topicMessages ?? []) {
@@ -124,6 +156,7 @@ export class FakeKafkajsProducer implements KafkajsProducerLike {
   fail(error: Error, call: FakeCall | undefined = this.open()[0], written = false): void {
     if (call === undefined) throw new Error('no open sendBatch call');
     if (call.settled) return;
+    this.halt(call);
     if (written) {
       // Record the write, then report failure.
       const resolve = call.resolve;

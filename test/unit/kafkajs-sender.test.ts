@@ -5,7 +5,7 @@ import { isTributaryError } from '../../src/api/errors.js';
 import { KafkajsSender, type KafkajsSenderEvent } from '../../src/kafka/kafkajs-sender.js';
 import { type ResolvedProducerConfig, resolveProducerConfig } from '../../src/kafka/producer-config.js';
 import type { OutgoingRecord, RecordMetadata } from '../../src/runtime/ports.js';
-import { FakeKafkajsProducer, messageTooLarge, retriesExceeded } from '../helpers/fake-kafkajs-producer.js';
+import { FakeKafkajsProducer, kafkajsError, messageTooLarge, retriesExceeded } from '../helpers/fake-kafkajs-producer.js';
 
 interface Outcome {
   calls: number;
@@ -24,8 +24,9 @@ function record(value: string, extra: Partial<OutgoingRecord> = {}): OutgoingRec
 }
 
 /** A sender on a fake producer, and a way to send records whose outcomes are recorded. */
-async function setup(overrides: Record<string, string> = {}) {
+async function setup(overrides: Record<string, string> = {}, queueDepth?: number) {
   const fake = new FakeKafkajsProducer();
+  fake.queueDepth = queueDepth;
   const asyncErrors: Error[] = [];
   const events: KafkajsSenderEvent[] = [];
   const sender = new KafkajsSender({
@@ -748,6 +749,105 @@ describe('KafkajsSender ordering with several batches in flight', () => {
         },
       ),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe('KafkajsSender on a queueing producer (the producer thread, one request in flight)', () => {
+  it('hands over the next batch while one is out, and no more', async () => {
+    const { fake, send } = await setup({ 'batch.max.records': '2' }, 2);
+    for (let i = 0; i < 8; i++) send(record(`v${i}`, { partition: 0 }));
+    expect(fake.calls.map(FakeKafkajsProducer.size)).toEqual([2, 2]);
+    fake.succeed();
+    await settle();
+    expect(fake.calls.map(FakeKafkajsProducer.size)).toEqual([2, 2, 2]);
+    expect(fake.open()).toHaveLength(2);
+  });
+
+  it('re-sends a failed batch, then the one queued behind it (not attempted), in order, counting no retry for it', async () => {
+    const { fake, send, outcomes } = await setup({ 'batch.max.records': '2', retries: '1' }, 2);
+    const connectionLost = () => kafkajsError('KafkaJSConnectionError', 'Connection error: read ECONNRESET');
+    for (let i = 0; i < 4; i++) send(record(`v${i}`, { partition: 0 }));
+    fake.fail(connectionLost());
+    await vi.advanceTimersByTimeAsync(1000);
+    // The first batch again, then the second.
+    const sent = () => fake.calls.map((c) => c.batch.topicMessages?.[0]?.messages.map((m) => String(m.value)));
+    expect(sent()).toEqual([
+      ['v0', 'v1'],
+      ['v2', 'v3'],
+      ['v0', 'v1'],
+      ['v2', 'v3'],
+    ]);
+    fake.succeed();
+    await settle();
+    // Its "not attempted" answer used none of retries=1: a real failure now is still re-sent.
+    fake.fail(connectionLost());
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(sent()).toHaveLength(5);
+    fake.succeed();
+    await settle();
+    expect(outcomes.map((o) => [o.calls, o.error?.message, o.metadata?.offset])).toEqual([
+      [1, undefined, 0],
+      [1, undefined, 1],
+      [1, undefined, 2],
+      [1, undefined, 3],
+    ]);
+  });
+
+  it('after a batch fails for good, sends the one queued behind it again rather than failing it', async () => {
+    const { fake, send, outcomes } = await setup({ 'batch.max.records': '2' }, 2);
+    for (let i = 0; i < 4; i++) send(record(`v${i}`, { partition: 0 }));
+    fake.fail(messageTooLarge());
+    await vi.advanceTimersByTimeAsync(1000);
+    fake.succeed();
+    await settle();
+    expect(outcomes.map((o) => o.error === undefined)).toEqual([false, false, true, true]);
+    expect(fake.values('t', 0)).toEqual(['v2', 'v3']);
+  });
+
+  it('acknowledges every record once, in send order per partition, under any mix of failures (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 30 }),
+        // Each settles the oldest open call, the only one such a producer can be writing.
+        fc.array(fc.constantFrom('ok', 'ok', 'fail', 'fail-written', 'partial'), { minLength: 1, maxLength: 200 }),
+        async (maxRecords, partitions, script) => {
+          const { fake, send, outcomes } = await setup(
+            { 'batch.max.records': String(maxRecords), 'delivery.timeout.ms': '1000000000' },
+            2,
+          );
+          partitions.forEach((p, i) => {
+            send(record(`${p}:${i}`, { partition: p }));
+          });
+          let step = 0;
+          for (let guard = 0; guard < 2000 && outcomes.some((o) => o.calls === 0); guard++) {
+            await vi.advanceTimersByTimeAsync(5);
+            expect(fake.open().length).toBeLessThanOrEqual(2);
+            const target = fake.open()[0];
+            if (target === undefined) {
+              await vi.advanceTimersByTimeAsync(1000);
+              continue;
+            }
+            const action = step < script.length ? script[step] : 'ok';
+            step++;
+            if (action === 'fail') fake.fail(retriesExceeded(), target);
+            else if (action === 'fail-written') fake.fail(retriesExceeded(), target, true);
+            else if (action === 'partial') fake.succeed(target, FakeKafkajsProducer.partitionsOf(target).slice(-1));
+            else fake.succeed(target);
+          }
+          expect(outcomes.every((o) => o.calls === 1 && o.error === undefined)).toBe(true);
+          for (const p of [0, 1, 2]) {
+            const acked = outcomes.map((o, i) => ({ i, md: o.metadata })).filter((x) => x.md?.partition === p);
+            for (let k = 1; k < acked.length; k++) {
+              expect(acked[k]!.md!.offset).toBeGreaterThan(acked[k - 1]!.md!.offset);
+            }
+            const written = fake.values('t', p);
+            for (const { i, md } of acked) expect(written[md!.offset]).toBe(`${p}:${i}`);
+          }
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 });

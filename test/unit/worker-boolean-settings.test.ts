@@ -13,6 +13,8 @@ import { systemClock } from '../../src/api/clock.js';
 import { parseConfigBoolean } from '../../src/api/config-def.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { kafkaAdapters } from '../../src/cli/kafka-adapters.js';
+import { KafkajsSender } from '../../src/kafka/kafkajs-sender.js';
+import { ThreadedKafkajs } from '../../src/kafka/kafkajs-thread.js';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import { DistributedHerder } from '../../src/runtime/distributed/distributed-herder.js';
 import type { ConfigTopicStore, StatusTopicStore, WorkerGroup } from '../../src/runtime/distributed/ports.js';
@@ -21,7 +23,7 @@ import { checkWorkerBooleans, workerBoolean } from '../../src/runtime/worker-boo
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
 
-const KEYS = ['topic.tracking.enable', 'topic.tracking.allow.reset', 'topic.creation.enable'] as const;
+const KEYS = ['topic.tracking.enable', 'topic.tracking.allow.reset', 'topic.creation.enable', 'sender.thread'] as const;
 
 function worker(config: Record<string, string>) {
   const sender = new MockSender(systemClock);
@@ -186,5 +188,51 @@ describe('topic.creation.enable in the Kafka adapters', () => {
     expect(await specFor({ 'topic.creation.enable': ' False ' })).toEqual({});
     expect(await specFor({ 'topic.creation.enable': 'TRUE' })).toMatchObject({ partitions: 3, replicationFactor: 1 });
     expect(await specFor({})).toMatchObject({ partitions: 3, replicationFactor: 1 });
+  });
+});
+
+describe('sender.thread in the Kafka adapters', () => {
+  async function adapters(extra: Record<string, string>) {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-thread-'));
+    return kafkaAdapters(
+      { 'bootstrap.servers': '127.0.0.1:1', 'offset.storage.file.filename': join(dir, 'offsets'), ...extra },
+      silentLogger,
+    );
+  }
+
+  it('refuses a bad value, and the key beside sender=librdkafka, where it would do nothing', async () => {
+    await expect(adapters({ 'sender.thread': 'ture' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('Invalid value "ture" for configuration sender.thread'),
+    });
+    for (const value of ['true', 'false']) {
+      await expect(adapters({ sender: 'librdkafka', 'sender.thread': value })).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('sender.thread applies to the kafkajs sender only'),
+      });
+    }
+  });
+
+  it('puts the kafkajs producer on a thread by default and with TRUE; FALSE keeps it on the main thread', async () => {
+    vi.spyOn(KafkajsSender.prototype, 'connect').mockResolvedValue();
+    vi.spyOn(KafkajsSender.prototype, 'close').mockResolvedValue();
+    const threaded = vi.spyOn(ThreadedKafkajs.prototype, 'producer');
+    const onThread = async (extra: Record<string, string>) => {
+      threaded.mockClear();
+      const a = await adapters(extra);
+      const sender = await a.createSender({
+        connector: 'c',
+        taskId: 0,
+        connectorConfig: {},
+        exactlyOnce: false,
+        offsetStore: undefined,
+      });
+      await sender.close();
+      await a.close();
+      return threaded.mock.calls.length > 0;
+    };
+    expect(await onThread({})).toBe(true);
+    expect(await onThread({ 'sender.thread': ' TRUE ' })).toBe(true);
+    expect(await onThread({ 'sender.thread': 'False' })).toBe(false);
   });
 });

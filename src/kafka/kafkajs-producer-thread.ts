@@ -1,0 +1,170 @@
+/**
+ * The body of a kafkajs producer thread (see {@link ./kafkajs-thread.ts}): one kafkajs producer,
+ * driven by the main thread's `connect`, `send` and `disconnect` messages. kafkajs's encoding of
+ * Produce requests, its partitioner and its sockets run here, beside the task's own work on the
+ * main thread. Everything the producer reports goes back as a message: results with the
+ * partitions the partitioner picked, errors with their kafkajs fields, kafkajs's log lines and
+ * rejections no one handled.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { type CompressionTypes, Kafka, type KafkaConfig, type logLevel, type ProducerConfig } from 'kafkajs';
+import { installKafkajsRejectionGuard } from './install-kafkajs-rejection-guard.js';
+import { kafkajsSecurityOptions } from './kafka-client-security.js';
+import { type FromThread, partitionsOf, serializeError, type ToThread, unpackTopics } from './kafkajs-thread-protocol.js';
+import { retryStablePartitioner } from './retry-stable-partitioner.js';
+import type { ResolvedKafkaSecurity } from './security-config.js';
+
+/** What the main thread gives the thread at its start: all of it structured-cloneable. */
+export interface ProducerThreadData {
+  /** kafkajs client settings without functions (no logCreator, no socketFactory, no sasl/ssl). */
+  readonly client: Omit<KafkaConfig, 'logCreator' | 'sasl' | 'ssl' | 'socketFactory'>;
+  /** Turned into kafkajs's `ssl`/`sasl` here; an OAUTHBEARER token provider module is loaded by this thread. */
+  readonly security: ResolvedKafkaSecurity | undefined;
+  /** Where relative token provider paths are resolved from. */
+  readonly baseDir: string;
+  /** Producer settings without `createPartitioner`: the thread always uses {@link retryStablePartitioner}. */
+  readonly producer: Omit<ProducerConfig, 'createPartitioner'>;
+}
+
+const port = parentPort;
+if (port === null) throw new Error('kafkajs-producer-thread runs as a worker thread (node:worker_threads), not on its own');
+const data = workerData as ProducerThreadData;
+const post = (message: FromThread, transfer?: ArrayBuffer[]): void => port.postMessage(message, transfer);
+
+installKafkajsRejectionGuard((e) => post({ op: 'rejection', error: serializeError(e) }));
+
+const kafka = new Kafka({
+  ...data.client,
+  ...(data.security === undefined ? {} : kafkajsSecurityOptions(data.security, data.baseDir)),
+  logCreator:
+    () =>
+    ({ namespace, level, label, log }: { namespace: string; level: logLevel; label: string; log: Record<string, unknown> }) => {
+      try {
+        post({ op: 'log', level, namespace, label, log });
+      } catch {
+        // A field that cannot be cloned: send the line as JSON can show it.
+        post({ op: 'log', level, namespace, label, log: JSON.parse(JSON.stringify(log)) as Record<string, unknown> });
+      }
+    },
+});
+const producer = kafka.producer({ ...data.producer, createPartitioner: retryStablePartitioner });
+/**
+ * One request in flight (`maxInFlightRequests: 1`): calls run one after another in arrival
+ * order, so the main thread can hand over the next batch while one is on the wire. After a call
+ * fails, or resolves without an offset for one of its partitions (tulios/kafkajs#1303), no later
+ * call goes out until the main thread, having heard of every call it made, says `resume`: they
+ * are answered "not attempted", so none overtakes the re-send of the earlier one.
+ */
+const serial = data.producer.maxInFlightRequests === 1;
+interface Job {
+  readonly id: number;
+  readonly topicMessages: ReturnType<typeof unpackTopics>;
+  readonly options: { acks?: number; timeout?: number; compression?: CompressionTypes };
+}
+const queue: Job[] = [];
+let running = false;
+let halted = false;
+
+const done = (m: FromThread & { partitions: Int32Array }): void => post(m, [m.partitions.buffer as ArrayBuffer]);
+const notAttempted = (job: Job): void =>
+  done({
+    op: 'send-failed',
+    id: job.id,
+    error: serializeError(Object.assign(new Error('not sent: an earlier batch failed first'), { notAttempted: true })),
+    partitions: partitionsOf(job.topicMessages),
+  });
+
+function call(job: Job): Promise<unknown[]> {
+  try {
+    return producer.sendBatch({ topicMessages: job.topicMessages, ...job.options });
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function runNext(): void {
+  if (running) return;
+  const job = queue.shift();
+  if (job === undefined) return;
+  if (halted) {
+    notAttempted(job);
+    runNext();
+    return;
+  }
+  running = true;
+  call(job).then(
+    (result) => {
+      const missing = job.options.acks !== 0 && !everyPartitionAnswered(job, result);
+      if (missing) halted = true;
+      done({ op: 'sent', id: job.id, result, partitions: partitionsOf(job.topicMessages), halted: missing });
+      running = false;
+      runNext();
+    },
+    (e: unknown) => {
+      halted = true;
+      done({ op: 'send-failed', id: job.id, error: serializeError(e), partitions: partitionsOf(job.topicMessages) });
+      running = false;
+      runNext();
+    },
+  );
+}
+
+/** Whether the response has an offset for every partition the job's messages went to. */
+function everyPartitionAnswered(job: Job, result: unknown[]): boolean {
+  const answered = new Set<string>();
+  for (const r of result as Array<{ topicName: string; partition: number; baseOffset?: string }>) {
+    if (r.baseOffset !== undefined && Number(r.baseOffset) >= 0) answered.add(`${r.topicName}\0${r.partition}`);
+  }
+  for (const { topic, messages } of job.topicMessages) {
+    let last: number | undefined;
+    for (const m of messages) {
+      const p = m.partition ?? -1;
+      if (p === last) continue;
+      last = p;
+      if (!answered.has(`${topic}\0${p}`)) return false;
+    }
+  }
+  return true;
+}
+
+port.on('message', (message: ToThread) => {
+  switch (message.op) {
+    case 'connect':
+      producer.connect().then(
+        () => post({ op: 'connected' }),
+        (e: unknown) => post({ op: 'connect-failed', error: serializeError(e) }),
+      );
+      return;
+    case 'resume':
+      halted = false;
+      return;
+    case 'send': {
+      const job: Job = {
+        id: message.id,
+        topicMessages: unpackTopics(message.batch),
+        options: {
+          ...(message.acks === undefined ? {} : { acks: message.acks }),
+          ...(message.timeout === undefined ? {} : { timeout: message.timeout }),
+          ...(message.compression === undefined ? {} : { compression: message.compression as CompressionTypes }),
+        },
+      };
+      if (serial) {
+        queue.push(job);
+        runNext();
+        return;
+      }
+      call(job).then(
+        (result) => done({ op: 'sent', id: job.id, result, partitions: partitionsOf(job.topicMessages), halted: false }),
+        (e: unknown) =>
+          done({ op: 'send-failed', id: job.id, error: serializeError(e), partitions: partitionsOf(job.topicMessages) }),
+      );
+      return;
+    }
+    case 'disconnect':
+      producer.disconnect().then(
+        () => post({ op: 'disconnected' }),
+        (e: unknown) => post({ op: 'disconnected', error: serializeError(e) }),
+      );
+      return;
+  }
+});

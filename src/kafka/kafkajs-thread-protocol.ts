@@ -1,0 +1,290 @@
+/**
+ * What the kafkajs producer thread and the main thread send each other (see
+ * {@link ./kafkajs-thread.ts}): a `sendBatch` call's messages packed into one transferable
+ * ArrayBuffer, the partitions the thread's partitioner picked, and errors with the fields
+ * Tributary reads off kafkajs errors (`name`, `retriable`, `retryCount`, the `cause` chain).
+ */
+
+/** The bytes of a kafkajs message field: what the sender hands kafkajs. */
+type Bytes = Buffer | null;
+
+/** A message as the sender hands it to kafkajs; `partition` is written back after the call. */
+export interface PackedMessage {
+  readonly key: Bytes;
+  readonly value: Bytes;
+  readonly headers?: Readonly<Record<string, Buffer | string>> | undefined;
+  partition?: number | undefined;
+  readonly timestamp?: number | string | undefined;
+}
+
+/** One topic's messages, as in kafkajs's `TopicMessages`. */
+export interface PackedTopic {
+  readonly topic: string;
+  readonly messages: readonly PackedMessage[];
+}
+
+/** A message as the thread gives it to kafkajs: views of the transferred buffer. */
+export interface UnpackedMessage {
+  key?: Buffer | null;
+  value: Buffer | null;
+  headers?: Record<string, Buffer | string>;
+  partition?: number;
+  timestamp?: string;
+}
+
+/** Main thread → producer thread. */
+export type ToThread =
+  | { readonly op: 'connect' }
+  | {
+      readonly op: 'send';
+      readonly id: number;
+      readonly batch: ArrayBuffer;
+      readonly acks: number | undefined;
+      readonly timeout: number | undefined;
+      readonly compression: number | undefined;
+    }
+  | { readonly op: 'resume' }
+  | { readonly op: 'disconnect' };
+
+/** Producer thread → main thread. */
+export type FromThread =
+  | { readonly op: 'connected' }
+  | { readonly op: 'connect-failed'; readonly error: SerializedError }
+  | {
+      readonly op: 'sent';
+      readonly id: number;
+      readonly result: unknown[];
+      readonly partitions: Int32Array;
+      /** The thread takes no more calls until `resume`: the response lacks some partition's offset. */
+      readonly halted: boolean;
+    }
+  | { readonly op: 'send-failed'; readonly id: number; readonly error: SerializedError; readonly partitions: Int32Array }
+  | { readonly op: 'disconnected'; readonly error?: SerializedError | undefined }
+  | {
+      readonly op: 'log';
+      readonly level: number;
+      readonly namespace: string;
+      readonly label: string;
+      readonly log: Record<string, unknown>;
+    }
+  | { readonly op: 'rejection'; readonly error: SerializedError };
+
+/** An Error's fields that cross the thread boundary. */
+export interface SerializedError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack: string | undefined;
+  /** Own enumerable fields that are strings, numbers or booleans (kafkajs: retriable, retryCount, type, code...). */
+  readonly fields: Record<string, string | number | boolean>;
+  readonly cause: SerializedError | undefined;
+}
+
+const NO_PARTITION = -1;
+const NULL_BYTES = -1;
+const NO_HEADERS = -1;
+const HEADER_BUFFER = 0;
+const HEADER_STRING = 1;
+// partition i32, key length i32, value length i32, header count i32, timestamp length i32
+const MESSAGE_FIXED = 20;
+
+/** The size of `topics` packed, in bytes. */
+function packedSize(topics: readonly PackedTopic[]): number {
+  let size = 4;
+  for (const { topic, messages } of topics) {
+    size += 8 + Buffer.byteLength(topic);
+    for (const m of messages) {
+      size += MESSAGE_FIXED + (m.key === null ? 0 : m.key.length) + (m.value === null ? 0 : m.value.length);
+      if (m.timestamp !== undefined) size += Buffer.byteLength(String(m.timestamp));
+      const headers = m.headers;
+      if (headers !== undefined) {
+        for (const name in headers) {
+          const v = headers[name];
+          if (v === undefined) continue;
+          size += 9 + Buffer.byteLength(name) + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+        }
+      }
+    }
+  }
+  return size;
+}
+
+/**
+ * Packs a `sendBatch` call's messages into one ArrayBuffer of its own (so that it can be
+ * transferred, not copied, to the thread).
+ */
+export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
+  const buffer = Buffer.allocUnsafeSlow(packedSize(topics));
+  let at = buffer.writeUInt32LE(topics.length, 0);
+  const bytes = (b: Bytes): void => {
+    if (b === null) {
+      at = buffer.writeInt32LE(NULL_BYTES, at);
+      return;
+    }
+    at = buffer.writeInt32LE(b.length, at);
+    buffer.set(b, at);
+    at += b.length;
+  };
+  const text = (s: string): void => {
+    const n = buffer.write(s, at + 4);
+    buffer.writeInt32LE(n, at);
+    at += 4 + n;
+  };
+  for (const { topic, messages } of topics) {
+    text(topic);
+    at = buffer.writeUInt32LE(messages.length, at);
+    for (const m of messages) {
+      at = buffer.writeInt32LE(m.partition ?? NO_PARTITION, at);
+      bytes(m.key);
+      bytes(m.value);
+      if (m.timestamp === undefined) at = buffer.writeInt32LE(NULL_BYTES, at);
+      else text(String(m.timestamp));
+      const headers = m.headers;
+      if (headers === undefined) {
+        at = buffer.writeInt32LE(NO_HEADERS, at);
+        continue;
+      }
+      const countAt = at;
+      at += 4;
+      let count = 0;
+      for (const name in headers) {
+        const v = headers[name];
+        if (v === undefined) continue;
+        count++;
+        text(name);
+        if (typeof v === 'string') {
+          at = buffer.writeUInt8(HEADER_STRING, at);
+          text(v);
+        } else {
+          at = buffer.writeUInt8(HEADER_BUFFER, at);
+          bytes(v);
+        }
+      }
+      buffer.writeInt32LE(count, countAt);
+    }
+  }
+  if (at !== buffer.length) throw new Error(`packTopics: wrote ${at} bytes, sized ${buffer.length}`);
+  return buffer.buffer as ArrayBuffer;
+}
+
+/** The messages of {@link packTopics}, as views of `data` (no copy). */
+export function unpackTopics(data: ArrayBuffer): Array<{ topic: string; messages: UnpackedMessage[] }> {
+  const buffer = Buffer.from(data);
+  let at = 0;
+  const int = (): number => {
+    const n = buffer.readInt32LE(at);
+    at += 4;
+    return n;
+  };
+  const bytes = (): Buffer | null => {
+    const n = int();
+    if (n === NULL_BYTES) return null;
+    const b = buffer.subarray(at, at + n);
+    at += n;
+    return b;
+  };
+  const text = (): string => {
+    const n = int();
+    const s = buffer.toString('utf8', at, at + n);
+    at += n;
+    return s;
+  };
+  const count = buffer.readUInt32LE(at);
+  at += 4;
+  const topics: Array<{ topic: string; messages: UnpackedMessage[] }> = [];
+  for (let t = 0; t < count; t++) {
+    const topic = text();
+    const n = buffer.readUInt32LE(at);
+    at += 4;
+    const messages: UnpackedMessage[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const partition = int();
+      const key = bytes();
+      const value = bytes();
+      // The sender's two shapes (kafkajs-sender.ts, OutMessage): the lean one unless it needs more.
+      let timestamp: string | undefined;
+      if (buffer.readInt32LE(at) === NULL_BYTES) at += 4;
+      else timestamp = text();
+      const headerCount = int();
+      if (headerCount === NO_HEADERS && timestamp === undefined) {
+        // A plain kafkajs program's shape when it can be (kafkajs copies every field of every message).
+        if (partition === NO_PARTITION) messages[i] = key === null ? { value } : { key, value };
+        else messages[i] = key === null ? { value, partition } : { key, value, partition };
+        continue;
+      }
+      const message: UnpackedMessage = { key, value };
+      if (partition !== NO_PARTITION) message.partition = partition;
+      if (timestamp !== undefined) message.timestamp = timestamp;
+      if (headerCount !== NO_HEADERS) {
+        const headers: Record<string, Buffer | string> = {};
+        for (let h = 0; h < headerCount; h++) {
+          const name = text();
+          const kind = buffer.readUInt8(at);
+          at += 1;
+          headers[name] = kind === HEADER_STRING ? text() : (bytes() ?? Buffer.alloc(0));
+        }
+        message.headers = headers;
+      }
+      messages[i] = message;
+    }
+    topics.push({ topic, messages });
+  }
+  return topics;
+}
+
+/** The partition of every message, in order (-1 where none was picked). */
+export function partitionsOf(
+  topics: ReadonlyArray<{ readonly messages: readonly { partition?: number | undefined }[] }>,
+): Int32Array {
+  let n = 0;
+  for (const t of topics) n += t.messages.length;
+  const out = new Int32Array(n);
+  let i = 0;
+  for (const t of topics) {
+    for (const m of t.messages) out[i++] = m.partition ?? NO_PARTITION;
+  }
+  return out;
+}
+
+/**
+ * Writes the partitions the thread's partitioner picked onto the sender's own messages (the
+ * retry-stable partitioner's contract: a re-sent message keeps its partition, and the sender
+ * reads it for the record's metadata).
+ */
+export function applyPartitions(topics: readonly PackedTopic[], partitions: Int32Array): void {
+  let i = 0;
+  for (const t of topics) {
+    for (const m of t.messages) {
+      const p = partitions[i++] as number;
+      if (m.partition === undefined && p !== NO_PARTITION) m.partition = p;
+    }
+  }
+}
+
+/** An error's fields for the other thread; anything not an Error becomes one with its text. */
+export function serializeError(e: unknown, depth = 0): SerializedError {
+  if (!(e instanceof Error)) {
+    return { name: 'Error', message: String(e), stack: undefined, fields: {}, cause: undefined };
+  }
+  const fields: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(e)) {
+    if (k === 'cause' || k === 'name' || k === 'message' || k === 'stack') continue;
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') fields[k] = v;
+  }
+  const cause = (e as { cause?: unknown }).cause;
+  return {
+    name: e.name,
+    message: e.message,
+    stack: e.stack,
+    fields,
+    cause: cause !== undefined && cause !== e && depth < 8 ? serializeError(cause, depth + 1) : undefined,
+  };
+}
+
+/** The Error {@link serializeError} described, with the same name, message, stack, fields and causes. */
+export function deserializeError(s: SerializedError): Error {
+  const e = new Error(s.message, s.cause === undefined ? undefined : { cause: deserializeError(s.cause) });
+  e.name = s.name;
+  if (s.stack !== undefined) e.stack = s.stack;
+  Object.assign(e, s.fields);
+  return e;
+}
