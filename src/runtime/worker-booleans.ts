@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { parseConfigBoolean } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
 
@@ -10,8 +11,9 @@ const WORKER_BOOLEANS = {
   'topic.tracking.enable': true,
   'topic.tracking.allow.reset': true,
   'topic.creation.enable': true,
-  'sender.thread': true,
-} as const satisfies Record<string, boolean>;
+  // The kafkajs producer on a thread of its own pays only with a second CPU to run it on.
+  'sender.thread': availableParallelism() > 1,
+} satisfies Record<string, boolean>;
 
 /** A boolean worker setting. */
 export type WorkerBooleanKey = keyof typeof WORKER_BOOLEANS;
