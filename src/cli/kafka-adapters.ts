@@ -134,6 +134,12 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
   // The kafkajs producer on a thread of its own (src/kafka/kafkajs-thread.ts). librdkafka has
   // its own threads: the key there would do nothing, so it is refused rather than ignored.
   const senderThread = workerBoolean(config, 'sender.thread');
+  if (exactlyOnce && senderKind === 'kafkajs' && config['sender.thread'] !== undefined) {
+    logger.warn(
+      { event: 'sender.thread' },
+      'sender.thread does not apply with exactly.once.source.support=enabled: the transactional kafkajs producer runs on the main thread',
+    );
+  }
   if (senderKind === 'librdkafka' && config['sender.thread'] !== undefined) {
     throw new ConfigError('worker config', [
       'sender.thread applies to the kafkajs sender only (librdkafka runs its own threads): remove it, or set sender=kafkajs',

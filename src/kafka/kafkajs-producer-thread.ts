@@ -7,7 +7,7 @@
  * rejections no one handled.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CompressionTypes, Kafka, type KafkaConfig, type logLevel, type ProducerConfig } from 'kafkajs';
+import { type CompressionTypes, Kafka, type KafkaConfig, type logLevel, type ProducerConfig, type TopicMessages } from 'kafkajs';
 import { installKafkajsRejectionGuard } from './install-kafkajs-rejection-guard.js';
 import { kafkajsSecurityOptions } from './kafka-client-security.js';
 import { type FromThread, partitionsOf, serializeError, type ToThread, unpackTopics } from './kafkajs-thread-protocol.js';
@@ -64,6 +64,8 @@ interface Job {
 const queue: Job[] = [];
 let running = false;
 let halted = false;
+/** Set by `disconnect`: calls still queued are answered "not attempted" instead of written. */
+let closing = false;
 
 const done = (m: FromThread & { partitions: Int32Array }): void => post(m, [m.partitions.buffer as ArrayBuffer]);
 const notAttempted = (job: Job): void =>
@@ -76,7 +78,8 @@ const notAttempted = (job: Job): void =>
 
 function call(job: Job): Promise<unknown[]> {
   try {
-    return producer.sendBatch({ topicMessages: job.topicMessages, ...job.options });
+    // Null header values are kafkajs's own null headers; its types leave them out.
+    return producer.sendBatch({ topicMessages: job.topicMessages as TopicMessages[], ...job.options });
   } catch (e) {
     return Promise.reject(e);
   }
@@ -86,7 +89,7 @@ function runNext(): void {
   if (running) return;
   const job = queue.shift();
   if (job === undefined) return;
-  if (halted) {
+  if (halted || closing) {
     notAttempted(job);
     runNext();
     return;
@@ -148,6 +151,10 @@ port.on('message', (message: ToThread) => {
           ...(message.compression === undefined ? {} : { compression: message.compression as CompressionTypes }),
         },
       };
+      if (closing) {
+        notAttempted(job);
+        return;
+      }
       if (serial) {
         queue.push(job);
         runNext();
@@ -161,6 +168,9 @@ port.on('message', (message: ToThread) => {
       return;
     }
     case 'disconnect':
+      // The sender has failed every record it still waited for: none of them goes out now.
+      closing = true;
+      for (const job of queue.splice(0)) notAttempted(job);
       producer.disconnect().then(
         () => post({ op: 'disconnected' }),
         (e: unknown) => post({ op: 'disconnected', error: serializeError(e) }),

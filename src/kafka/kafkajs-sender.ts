@@ -9,7 +9,7 @@ import {
 } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
-import { attemptsIn, isRetriableSendError } from './kafkajs-errors.js';
+import { attemptsIn, isKafkajsError, isRetriableSendError } from './kafkajs-errors.js';
 import { kafkajsClientOptions, type ResolvedProducerConfig } from './producer-config.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
 
@@ -146,6 +146,8 @@ interface Batch {
   state: BatchState;
   /** Dispatch number; a result from an earlier dispatch is stale and ignored. */
   attempt: number;
+  /** Dispatches a queueing producer answered "not attempted": they sent nothing. */
+  unsent: number;
   /** Requests made so far, kafkajs's internal retries included. */
   requests: number;
   /** Times the sender itself re-sent the batch (drives the back-off). */
@@ -532,7 +534,7 @@ export class KafkajsSender implements RecordSender {
       if (now >= batch.createdAt + this.config.deliveryTimeoutMs) {
         // A batch sent before (waiting for its re-send) may have been written, and kafkajs
         // rolled its sequence numbers back: as after any give-up, nothing more on this producer.
-        const sentBefore = batch.attempt > 0 && this.config.idempotent;
+        const sentBefore = batch.attempt > batch.unsent && this.config.idempotent;
         if (sentBefore) this.replacement = 'wanted';
         this.complete(batch, this.expiredError(batch, now));
         if (sentBefore) {
@@ -613,11 +615,14 @@ export class KafkajsSender implements RecordSender {
 
   private onFailed(batch: Batch, attempt: number, error: unknown): void {
     this.outstanding--;
+    const notAttempted = (error as { notAttempted?: unknown } | null)?.notAttempted === true;
+    // Not sent on this dispatch: whether the batch was ever sent counts only its other dispatches.
+    if (notAttempted && batch.attempt === attempt) batch.unsent++;
     if (batch.attempt !== attempt || batch.state !== 'inflight') {
       this.pump();
       return;
     }
-    if ((error as { notAttempted?: unknown } | null)?.notAttempted === true) {
+    if (notAttempted) {
       // A queueing producer did not send it, as an earlier batch failed: back in the queue, in
       // order, behind that one's re-send; no request was made, so no retry is counted.
       this.goBack(batch);
@@ -660,8 +665,10 @@ export class KafkajsSender implements RecordSender {
     batch.state = 'failed';
     batch.error = this.failedError(batch, error, retriable, now);
     // Whatever the error, the broker may have written part or all of the batch, while kafkajs
-    // rolled its sequence numbers back: the next batch must not go out on this producer.
-    if (this.config.idempotent && this.lifecycle === 'connected') this.replacement = 'wanted';
+    // rolled its sequence numbers back: the next batch must not go out on this producer. A
+    // producer that is gone (its thread died) is replaced whatever the settings.
+    const gone = (error as { producerGone?: unknown } | null)?.producerGone === true;
+    if ((this.config.idempotent || gone) && this.lifecycle === 'connected') this.replacement = 'wanted';
     this.completeWindowHead();
     this.pump();
   }
@@ -920,6 +927,12 @@ export class KafkajsSender implements RecordSender {
   private failedError(batch: Batch, cause: unknown, retriable: boolean, now: number): TributaryError {
     const what = `${batch.count} record(s) for ${topicList(batch)}`;
     const detail = asError(cause).message;
+    if (!retriable && !isKafkajsError(cause)) {
+      // Not Kafka's answer: the producer itself failed (its thread died, a value it cannot encode).
+      return new TributaryError('SEND_FAILED', `Could not write ${what}: the producer failed: ${detail} (not retried).`, {
+        cause,
+      });
+    }
     if (!retriable) {
       return new TributaryError(
         'SEND_FAILED',
@@ -946,7 +959,7 @@ export class KafkajsSender implements RecordSender {
   }
 
   private expiredError(batch: Batch, now: number): TributaryError {
-    if (batch.attempt > 0) {
+    if (batch.attempt > batch.unsent) {
       return new TributaryError(
         'SEND_FAILED',
         `Could not write ${batch.count} record(s) for ${topicList(batch)}: delivery.timeout.ms=${this.config.deliveryTimeoutMs} ` +
@@ -1039,6 +1052,7 @@ function newBatch(createdAt: number): Batch {
     due: false,
     state: 'open',
     attempt: 0,
+    unsent: 0,
     requests: 0,
     resends: 0,
     dispatchedAfter: 0,
@@ -1072,6 +1086,7 @@ function splitOff(batch: Batch, offsets: Map<string, TopicOffsets>): Batch {
   const rest = newBatch(batch.createdAt);
   // Sent as part of the batch (kafkajs may have sent them before a retry left them out).
   rest.attempt = batch.attempt;
+  rest.unsent = batch.unsent;
   rest.requests = batch.requests;
   rest.resends = batch.resends;
   const kept: TopicEntry[] = [];

@@ -14,7 +14,7 @@ export interface PackedMessage {
   readonly value: Bytes;
   readonly headers?: Readonly<Record<string, Buffer | string>> | undefined;
   partition?: number | undefined;
-  readonly timestamp?: number | string | undefined;
+  readonly timestamp?: number | string | null | undefined;
 }
 
 /** One topic's messages, as in kafkajs's `TopicMessages`. */
@@ -23,11 +23,14 @@ export interface PackedTopic {
   readonly messages: readonly PackedMessage[];
 }
 
+/** A header value on the thread, as kafkajs encodes it (null: a header without a value). */
+type HeaderValue = Buffer | string | null;
+
 /** A message as the thread gives it to kafkajs: views of the transferred buffer. */
 export interface UnpackedMessage {
   key?: Buffer | null;
   value: Buffer | null;
-  headers?: Record<string, Buffer | string>;
+  headers?: Record<string, HeaderValue | HeaderValue[]>;
   partition?: number;
   timestamp?: string;
 }
@@ -82,10 +85,21 @@ export interface SerializedError {
 const NO_PARTITION = -1;
 const NULL_BYTES = -1;
 const NO_HEADERS = -1;
-const HEADER_BUFFER = 0;
-const HEADER_STRING = 1;
+// A header's form: one value, or an array of values (kafkajs writes one header per element).
+const HEADER_ONE = 0;
+const HEADER_ARRAY = 1;
+// A header value's kind, as kafkajs's encoder tells them apart: null, a Buffer, else String(value).
+const VALUE_NULL = 0;
+const VALUE_BYTES = 1;
+const VALUE_STRING = 2;
 // partition i32, key length i32, value length i32, header count i32, timestamp length i32
 const MESSAGE_FIXED = 20;
+
+/** A header value's packed size: kind byte, then a length and the bytes unless null. */
+function headerValueSize(v: unknown): number {
+  if (v === null || v === undefined) return 1;
+  return 5 + (Buffer.isBuffer(v) ? v.length : Buffer.byteLength(String(v)));
+}
 
 /** The size of `topics` packed, in bytes. */
 function packedSize(topics: readonly PackedTopic[]): number {
@@ -94,13 +108,18 @@ function packedSize(topics: readonly PackedTopic[]): number {
     size += 8 + Buffer.byteLength(topic);
     for (const m of messages) {
       size += MESSAGE_FIXED + (m.key === null ? 0 : m.key.length) + (m.value === null ? 0 : m.value.length);
-      if (m.timestamp !== undefined) size += Buffer.byteLength(String(m.timestamp));
-      const headers = m.headers;
-      if (headers !== undefined) {
-        for (const name in headers) {
+      if (m.timestamp !== undefined && m.timestamp !== null) size += Buffer.byteLength(String(m.timestamp));
+      const headers = m.headers as Readonly<Record<string, unknown>> | undefined;
+      if (headers !== undefined && headers !== null) {
+        for (const name of Object.keys(headers)) {
           const v = headers[name];
-          if (v === undefined) continue;
-          size += 9 + Buffer.byteLength(name) + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+          size += 5 + Buffer.byteLength(name);
+          if (Array.isArray(v)) {
+            size += 4;
+            for (const e of v) size += headerValueSize(e);
+          } else {
+            size += headerValueSize(v);
+          }
         }
       }
     }
@@ -110,7 +129,10 @@ function packedSize(topics: readonly PackedTopic[]): number {
 
 /**
  * Packs a `sendBatch` call's messages into one ArrayBuffer of its own (so that it can be
- * transferred, not copied, to the thread).
+ * transferred, not copied, to the thread). Header values and timestamps are taken as kafkajs
+ * takes them (an array is one header per element, null or undefined a null header, anything
+ * else but a Buffer its `String()`; a null timestamp is none), so a record is written the same
+ * on the thread as on the main thread.
  */
 export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
   const buffer = Buffer.allocUnsafeSlow(packedSize(topics));
@@ -129,6 +151,17 @@ export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
     buffer.writeInt32LE(n, at);
     at += 4 + n;
   };
+  const headerValue = (v: unknown): void => {
+    if (v === null || v === undefined) {
+      at = buffer.writeUInt8(VALUE_NULL, at);
+    } else if (Buffer.isBuffer(v)) {
+      at = buffer.writeUInt8(VALUE_BYTES, at);
+      bytes(v);
+    } else {
+      at = buffer.writeUInt8(VALUE_STRING, at);
+      text(String(v));
+    }
+  };
   for (const { topic, messages } of topics) {
     text(topic);
     at = buffer.writeUInt32LE(messages.length, at);
@@ -136,30 +169,27 @@ export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
       at = buffer.writeInt32LE(m.partition ?? NO_PARTITION, at);
       bytes(m.key);
       bytes(m.value);
-      if (m.timestamp === undefined) at = buffer.writeInt32LE(NULL_BYTES, at);
+      if (m.timestamp === undefined || m.timestamp === null) at = buffer.writeInt32LE(NULL_BYTES, at);
       else text(String(m.timestamp));
-      const headers = m.headers;
-      if (headers === undefined) {
+      const headers = m.headers as Readonly<Record<string, unknown>> | undefined;
+      if (headers === undefined || headers === null) {
         at = buffer.writeInt32LE(NO_HEADERS, at);
         continue;
       }
-      const countAt = at;
-      at += 4;
-      let count = 0;
-      for (const name in headers) {
+      const names = Object.keys(headers);
+      at = buffer.writeInt32LE(names.length, at);
+      for (const name of names) {
         const v = headers[name];
-        if (v === undefined) continue;
-        count++;
         text(name);
-        if (typeof v === 'string') {
-          at = buffer.writeUInt8(HEADER_STRING, at);
-          text(v);
+        if (Array.isArray(v)) {
+          at = buffer.writeUInt8(HEADER_ARRAY, at);
+          at = buffer.writeUInt32LE(v.length, at);
+          for (const e of v) headerValue(e);
         } else {
-          at = buffer.writeUInt8(HEADER_BUFFER, at);
-          bytes(v);
+          at = buffer.writeUInt8(HEADER_ONE, at);
+          headerValue(v);
         }
       }
-      buffer.writeInt32LE(count, countAt);
     }
   }
   if (at !== buffer.length) throw new Error(`packTopics: wrote ${at} bytes, sized ${buffer.length}`);
@@ -215,12 +245,26 @@ export function unpackTopics(data: ArrayBuffer): Array<{ topic: string; messages
       if (partition !== NO_PARTITION) message.partition = partition;
       if (timestamp !== undefined) message.timestamp = timestamp;
       if (headerCount !== NO_HEADERS) {
-        const headers: Record<string, Buffer | string> = {};
-        for (let h = 0; h < headerCount; h++) {
-          const name = text();
+        const headers: Record<string, HeaderValue | HeaderValue[]> = {};
+        const headerValue = (): HeaderValue => {
           const kind = buffer.readUInt8(at);
           at += 1;
-          headers[name] = kind === HEADER_STRING ? text() : (bytes() ?? Buffer.alloc(0));
+          if (kind === VALUE_NULL) return null;
+          return kind === VALUE_STRING ? text() : (bytes() as Buffer);
+        };
+        for (let h = 0; h < headerCount; h++) {
+          const name = text();
+          const form = buffer.readUInt8(at);
+          at += 1;
+          if (form === HEADER_ARRAY) {
+            const n = buffer.readUInt32LE(at);
+            at += 4;
+            const values: HeaderValue[] = [];
+            for (let k = 0; k < n; k++) values.push(headerValue());
+            headers[name] = values;
+          } else {
+            headers[name] = headerValue();
+          }
         }
         message.headers = headers;
       }

@@ -94,7 +94,7 @@ function threadScript(): URL {
     if (existsSync(url)) return url;
   }
   throw new Error(
-    `The kafkajs producer thread's script is missing beside ${import.meta.url} (kafkajs-producer-thread.js): the installation is incomplete; set kafkajs.producer.thread=false to run the producer on the main thread`,
+    `The kafkajs producer thread's script is missing beside ${import.meta.url} (kafkajs-producer-thread.js): the installation is incomplete; set sender.thread=false in the worker config to run the producer on the main thread`,
   );
 }
 
@@ -129,7 +129,7 @@ class ThreadedProducer implements KafkajsProducerLike {
   private readonly waiting = new Map<number, Waiting>();
   private connecting: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private disconnecting: Promise<void> | undefined;
-  private resolveDisconnect: (() => void) | undefined;
+  private resolveDisconnect: ((failure: Error | undefined) => void) | undefined;
   private readonly log: ReturnType<logCreator> | undefined;
   /** Threads of failed connects, ended on purpose: what they still report is ignored. */
   private readonly retired = new WeakSet<Worker>();
@@ -202,11 +202,12 @@ class ThreadedProducer implements KafkajsProducerLike {
       this.disconnecting = Promise.resolve();
       return this.disconnecting;
     }
-    this.disconnecting = new Promise<void>((resolve) => {
+    this.disconnecting = new Promise<Error | undefined>((resolve) => {
       this.resolveDisconnect = resolve;
       this.post({ op: 'disconnect' });
-    }).then(async () => {
+    }).then(async (failure) => {
       await worker.terminate();
+      if (failure !== undefined) throw failure;
     });
     return this.disconnecting;
   }
@@ -218,6 +219,8 @@ class ThreadedProducer implements KafkajsProducerLike {
       this.end(
         new Error(`could not reach the kafkajs producer thread: ${e instanceof Error ? e.message : String(e)}`, { cause: e }),
       );
+      // It may still run: it must not keep the process alive.
+      void this.worker?.terminate();
     }
   }
 
@@ -238,6 +241,8 @@ class ThreadedProducer implements KafkajsProducerLike {
         }
         this.connecting?.reject(deserializeError(m.error));
         this.connecting = undefined;
+        // A disconnect() made meanwhile has nothing left to wait for: the retired thread's answer is ignored.
+        this.settleDisconnect(undefined);
         return;
       }
       case 'sent':
@@ -257,9 +262,8 @@ class ThreadedProducer implements KafkajsProducerLike {
         return;
       }
       case 'disconnected':
-        // A failed disconnect still ends the thread: kafkajs's sockets go with it.
-        this.resolveDisconnect?.();
-        this.resolveDisconnect = undefined;
+        // A failed disconnect still ends the thread (kafkajs's sockets go with it), and is reported.
+        this.settleDisconnect(m.error === undefined ? undefined : deserializeError(m.error));
         return;
       case 'log':
         this.log?.({ namespace: m.namespace, level: m.level, label: m.label, log: m.log as never });
@@ -273,13 +277,20 @@ class ThreadedProducer implements KafkajsProducerLike {
   /** The thread is gone: every call waiting on it fails with `reason`, and so does every later one. */
   private end(reason: Error): void {
     if (this.gone !== undefined) return;
+    // The sender makes a fresh producer (thread) after this, idempotent or not (KafkajsProducerLike).
+    Object.assign(reason, { producerGone: true });
     // An exit after disconnect() is the expected end; nothing waits then.
     this.gone = reason;
     this.connecting?.reject(reason);
     this.connecting = undefined;
     for (const w of this.waiting.values()) w.reject(reason);
     this.waiting.clear();
-    this.resolveDisconnect?.();
+    this.settleDisconnect(undefined);
+  }
+
+  private settleDisconnect(failure: Error | undefined): void {
+    const resolve = this.resolveDisconnect;
     this.resolveDisconnect = undefined;
+    resolve?.(failure);
   }
 }

@@ -805,6 +805,21 @@ describe('KafkajsSender on a queueing producer (the producer thread, one request
     expect(fake.values('t', 0)).toEqual(['v2', 'v3']);
   });
 
+  it('says a batch that was only ever answered "not attempted" and then expired was not sent', async () => {
+    const { fake, send, outcomes } = await setup({ 'batch.max.records': '1', 'delivery.timeout.ms': '30005' }, 2);
+    send(record('a', { partition: 0 }));
+    send(record('b', { partition: 0 }));
+    await settle();
+    expect(fake.open()).toHaveLength(2);
+    // a fails for good; b, queued behind it, comes back "not attempted" and waits for a fresh producer that cannot connect.
+    fake.connectErrors.push(...Array.from({ length: 100 }, () => retriesExceeded()));
+    fake.fail(messageTooLarge());
+    await vi.advanceTimersByTimeAsync(31_000);
+    expect(outcomes[0]?.error?.message).toContain('not a transient error');
+    expect(outcomes[1]?.error?.message).toMatch(/not sent within delivery.timeout.ms=30005/);
+    expect(fake.calls).toHaveLength(2);
+  });
+
   it('acknowledges every record once, in send order per partition, under any mix of failures (property)', async () => {
     await fc.assert(
       fc.asyncProperty(

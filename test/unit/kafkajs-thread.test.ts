@@ -1,6 +1,9 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { logLevel } from 'kafkajs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { isTributaryError } from '../../src/api/errors.js';
 import { isRetriableSendError } from '../../src/kafka/kafkajs-errors.js';
 import { KafkajsSender } from '../../src/kafka/kafkajs-sender.js';
@@ -73,6 +76,19 @@ describe('the producer thread protocol', () => {
     );
   });
 
+  it('takes header values and timestamps as kafkajs does: arrays, null, numbers, a null timestamp', () => {
+    const given = {
+      key: null,
+      value: Buffer.from('v'),
+      timestamp: null,
+      headers: { tags: ['a', Buffer.from('b')], none: null, gone: undefined, n: 42, s: 'é' },
+    } as unknown as PackedTopic['messages'][number];
+    const [t] = unpackTopics(packTopics([{ topic: 't', messages: [given] }]));
+    const m = t?.messages[0];
+    expect(m?.timestamp).toBeUndefined();
+    expect(m?.headers).toEqual({ tags: ['a', Buffer.from('b')], none: null, gone: null, n: '42', s: 'é' });
+  });
+
   it('gives a keyless message without a partition the shape of a plain kafkajs program: { value }', () => {
     const [t] = unpackTopics(packTopics([{ topic: 't', messages: [{ key: null, value: Buffer.from('x') }] }]));
     expect(Object.keys(t?.messages[0] ?? {})).toEqual(['value']);
@@ -116,8 +132,6 @@ describe('the producer thread protocol', () => {
 });
 
 describe('ThreadedKafkajs', () => {
-  const config = resolveProducerConfig({ 'producer.linger.ms': '0' }, { name: 'c' }, { task: 0 });
-
   it('refuses a partitioner other than the retry-stable one, which is the only one a thread runs', () => {
     const kafka = new ThreadedKafkajs({ client: { brokers: ['127.0.0.1:1'] } });
     expect(() => kafka.producer({ createPartitioner: () => () => 0 })).toThrow(/retryStablePartitioner/);
@@ -148,26 +162,50 @@ describe('ThreadedKafkajs', () => {
     expect(lines.some((l) => l.level === logLevel.ERROR && /ECONNREFUSED|Connection/.test(String(l.message)))).toBe(true);
   });
 
-  it('fails the records of a batch, and every later one, with SEND_FAILED naming the thread, when the thread dies', async () => {
-    const kafka = new ThreadedKafkajs({
-      client: { brokers: ['127.0.0.1:1'] },
-      threadScript: new URL('../helpers/dying-producer-thread.ts', import.meta.url),
-    });
-    const sender = new KafkajsSender({ kafka, config });
-    await sender.connect();
-    const outcomes: Array<{ error: Error | undefined; metadata: RecordMetadata | undefined }> = [];
-    const send = () =>
-      sender.send({ topic: 't', key: null, value: Buffer.from('v') }, (error, metadata) => outcomes.push({ error, metadata }));
-    send();
-    await sender.flush();
-    send();
-    await sender.flush();
-    expect(outcomes).toHaveLength(2);
-    for (const { error, metadata } of outcomes) {
-      expect(metadata).toBeUndefined();
-      expect(isTributaryError(error) && error.code).toBe('SEND_FAILED');
-      expect(error?.message).toMatch(/kafkajs producer thread exited \(code 3\)/);
-    }
-    await sender.close();
+  const FAKE_THREAD = new URL('../helpers/fake-producer-thread.ts', import.meta.url);
+  afterEach(() => {
+    delete process.env.TRIBUTARY_FAKE_THREAD;
+  });
+
+  it.each(['true', 'false'])(
+    'fails the records of a batch whose thread dies with SEND_FAILED saying so, then sends on a fresh thread (idempotence %s)',
+    async (idempotence) => {
+      const dir = await mkdtemp(join(tmpdir(), 'tributary-thread-'));
+      process.env.TRIBUTARY_FAKE_THREAD = `dies-once:${join(dir, 'died')}`;
+      const kafka = new ThreadedKafkajs({ client: { brokers: ['127.0.0.1:1'] }, threadScript: FAKE_THREAD });
+      const sender = new KafkajsSender({
+        kafka,
+        config: resolveProducerConfig(
+          { 'producer.linger.ms': '0', 'producer.enable.idempotence': idempotence },
+          { name: 'c' },
+          { task: 0 },
+        ),
+      });
+      await sender.connect();
+      const outcomes: Array<{ error: Error | undefined; metadata: RecordMetadata | undefined }> = [];
+      const send = () =>
+        sender.send({ topic: 't', key: null, value: Buffer.from('v') }, (error, metadata) => outcomes.push({ error, metadata }));
+      send();
+      await sender.flush();
+      expect(isTributaryError(outcomes[0]?.error) && outcomes[0]?.error.code).toBe('SEND_FAILED');
+      expect(outcomes[0]?.error?.message).toMatch(/the producer failed: the kafkajs producer thread exited \(code 3\)/);
+      send();
+      await sender.flush();
+      expect(outcomes[1]).toEqual({ error: undefined, metadata: { topic: 't', partition: 0, offset: 0, timestamp: undefined } });
+      await sender.close();
+    },
+  );
+
+  it('disconnect() made while a connect is failing resolves once the connect has failed', async () => {
+    process.env.TRIBUTARY_FAKE_THREAD = 'connect-fails';
+    const producer = new ThreadedKafkajs({ client: { brokers: ['127.0.0.1:1'] }, threadScript: FAKE_THREAD }).producer({});
+    const connecting = producer.connect().then(
+      () => 'connected',
+      (e: unknown) => (e as Error).name,
+    );
+    const disconnected = producer.disconnect().then(() => 'disconnected');
+    const timeout = new Promise((r) => setTimeout(() => r('disconnect() still waiting after 5 s'), 5000));
+    expect(await connecting).toBe('KafkaJSConnectionError');
+    expect(await Promise.race([disconnected, timeout])).toBe('disconnected');
   });
 });
