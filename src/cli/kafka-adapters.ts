@@ -263,6 +263,12 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
           },
         });
         await kafkajs.connect();
+        if (senderThread) {
+          logger.info(
+            { connector, task: taskId, event: 'producer.thread' },
+            'kafkajs producer running on a thread of its own (sender.thread)',
+          );
+        }
         sender = kafkajs;
       }
       if (isTransactionalSender(sender)) {

@@ -78,7 +78,7 @@ const notAttempted = (job: Job): void =>
 
 function call(job: Job): Promise<unknown[]> {
   try {
-    // Null header values are kafkajs's own null headers; its types leave them out.
+    // Header values as the sender gave them (kafkajs-thread-protocol.ts); kafkajs's types are narrower.
     return producer.sendBatch({ topicMessages: job.topicMessages as TopicMessages[], ...job.options });
   } catch (e) {
     return Promise.reject(e);

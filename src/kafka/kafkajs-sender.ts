@@ -624,7 +624,11 @@ export class KafkajsSender implements RecordSender {
     }
     if (notAttempted) {
       // A queueing producer did not send it, as an earlier batch failed: back in the queue, in
-      // order, behind that one's re-send; no request was made, so no retry is counted.
+      // order, behind that one's re-send; no request was made, so no retry is counted. If the
+      // producer is gone, the batch waits for a fresh one.
+      if ((error as { producerGone?: unknown }).producerGone === true && this.lifecycle === 'connected') {
+        this.replacement = 'wanted';
+      }
       this.goBack(batch);
       this.pump();
       return;

@@ -32,7 +32,7 @@ export interface UnpackedMessage {
   value: Buffer | null;
   headers?: Record<string, HeaderValue | HeaderValue[]>;
   partition?: number;
-  timestamp?: string;
+  timestamp?: string | number;
 }
 
 /** Main thread → producer thread. */
@@ -85,6 +85,8 @@ export interface SerializedError {
 const NO_PARTITION = -1;
 const NULL_BYTES = -1;
 const NO_HEADERS = -1;
+/** In a timestamp's length field: a number follows as a float64, not a string. */
+const TIMESTAMP_NUMBER = -2;
 // A header's form: one value, or an array of values (kafkajs writes one header per element).
 const HEADER_ONE = 0;
 const HEADER_ARRAY = 1;
@@ -108,7 +110,8 @@ function packedSize(topics: readonly PackedTopic[]): number {
     size += 8 + Buffer.byteLength(topic);
     for (const m of messages) {
       size += MESSAGE_FIXED + (m.key === null ? 0 : m.key.length) + (m.value === null ? 0 : m.value.length);
-      if (m.timestamp !== undefined && m.timestamp !== null) size += Buffer.byteLength(String(m.timestamp));
+      if (typeof m.timestamp === 'number') size += 8;
+      else if (m.timestamp !== undefined && m.timestamp !== null) size += Buffer.byteLength(String(m.timestamp));
       const headers = m.headers as Readonly<Record<string, unknown>> | undefined;
       if (headers !== undefined && headers !== null) {
         for (const name of Object.keys(headers)) {
@@ -116,7 +119,10 @@ function packedSize(topics: readonly PackedTopic[]): number {
           size += 5 + Buffer.byteLength(name);
           if (Array.isArray(v)) {
             size += 4;
-            for (const e of v) size += headerValueSize(e);
+            // forEach, as kafkajs's flatMap, skips the holes of a sparse array.
+            v.forEach((e: unknown) => {
+              size += headerValueSize(e);
+            });
           } else {
             size += headerValueSize(v);
           }
@@ -129,10 +135,11 @@ function packedSize(topics: readonly PackedTopic[]): number {
 
 /**
  * Packs a `sendBatch` call's messages into one ArrayBuffer of its own (so that it can be
- * transferred, not copied, to the thread). Header values and timestamps are taken as kafkajs
- * takes them (an array is one header per element, null or undefined a null header, anything
- * else but a Buffer its `String()`; a null timestamp is none), so a record is written the same
- * on the thread as on the main thread.
+ * transferred, not copied, to the thread). Header values keep what kafkajs's encoder tells
+ * apart: an array is one header per element (holes skipped), a Buffer its bytes, null or
+ * undefined a null value (which kafkajs 2.2.4 refuses, failing the batch, as on the main
+ * thread), anything else its `String()`. A timestamp keeps its type (kafkajs treats a number 0
+ * as absent, a string "0" as 0); a null one is none.
  */
 export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
   const buffer = Buffer.allocUnsafeSlow(packedSize(topics));
@@ -169,8 +176,14 @@ export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
       at = buffer.writeInt32LE(m.partition ?? NO_PARTITION, at);
       bytes(m.key);
       bytes(m.value);
-      if (m.timestamp === undefined || m.timestamp === null) at = buffer.writeInt32LE(NULL_BYTES, at);
-      else text(String(m.timestamp));
+      if (m.timestamp === undefined || m.timestamp === null) {
+        at = buffer.writeInt32LE(NULL_BYTES, at);
+      } else if (typeof m.timestamp === 'number') {
+        at = buffer.writeInt32LE(TIMESTAMP_NUMBER, at);
+        at = buffer.writeDoubleLE(m.timestamp, at);
+      } else {
+        text(String(m.timestamp));
+      }
       const headers = m.headers as Readonly<Record<string, unknown>> | undefined;
       if (headers === undefined || headers === null) {
         at = buffer.writeInt32LE(NO_HEADERS, at);
@@ -183,8 +196,14 @@ export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
         text(name);
         if (Array.isArray(v)) {
           at = buffer.writeUInt8(HEADER_ARRAY, at);
-          at = buffer.writeUInt32LE(v.length, at);
-          for (const e of v) headerValue(e);
+          const countAt = at;
+          at += 4;
+          let count = 0;
+          v.forEach((e: unknown) => {
+            count++;
+            headerValue(e);
+          });
+          buffer.writeUInt32LE(count, countAt);
         } else {
           at = buffer.writeUInt8(HEADER_ONE, at);
           headerValue(v);
@@ -231,9 +250,17 @@ export function unpackTopics(data: ArrayBuffer): Array<{ topic: string; messages
       const key = bytes();
       const value = bytes();
       // The sender's two shapes (kafkajs-sender.ts, OutMessage): the lean one unless it needs more.
-      let timestamp: string | undefined;
-      if (buffer.readInt32LE(at) === NULL_BYTES) at += 4;
-      else timestamp = text();
+      // As given: kafkajs treats a number 0 as absent but a string "0" as 0.
+      let timestamp: string | number | undefined;
+      const stamp = buffer.readInt32LE(at);
+      if (stamp === NULL_BYTES) {
+        at += 4;
+      } else if (stamp === TIMESTAMP_NUMBER) {
+        timestamp = buffer.readDoubleLE(at + 4);
+        at += 12;
+      } else {
+        timestamp = text();
+      }
       const headerCount = int();
       if (headerCount === NO_HEADERS && timestamp === undefined) {
         // A plain kafkajs program's shape when it can be (kafkajs copies every field of every message).

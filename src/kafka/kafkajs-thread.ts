@@ -143,8 +143,10 @@ class ThreadedProducer implements KafkajsProducerLike {
   }
 
   connect(): Promise<void> {
-    if (this.worker !== undefined || this.gone !== undefined) {
-      return Promise.reject(new Error('ThreadedKafkajs: connect() on a producer that is connected, or whose thread ended'));
+    if (this.worker !== undefined || this.gone !== undefined || this.disconnecting !== undefined) {
+      return Promise.reject(
+        new Error('ThreadedKafkajs: connect() on a producer that is connected, disconnected, or whose thread ended'),
+      );
     }
     const data: ProducerThreadData = {
       client: this.options.client,
@@ -171,8 +173,13 @@ class ThreadedProducer implements KafkajsProducerLike {
 
   sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
     const worker = this.worker;
-    if (this.gone !== undefined || worker === undefined || this.disconnecting !== undefined) {
-      return Promise.reject(this.gone ?? new Error('ThreadedKafkajs: sendBatch on a producer that is not connected'));
+    if (this.gone !== undefined) {
+      // Never reached a thread: the sender sends it again on a fresh producer.
+      const notSent = new Error(`not sent: ${this.gone.message}`, { cause: this.gone });
+      return Promise.reject(Object.assign(notSent, { notAttempted: true, producerGone: true }));
+    }
+    if (worker === undefined || this.disconnecting !== undefined) {
+      return Promise.reject(new Error('ThreadedKafkajs: sendBatch on a producer that is not connected'));
     }
     const topics = (batch.topicMessages ?? []) as unknown as readonly PackedTopic[];
     let packed: ArrayBuffer;

@@ -805,6 +805,26 @@ describe('KafkajsSender on a queueing producer (the producer thread, one request
     expect(fake.values('t', 0)).toEqual(['v2', 'v3']);
   });
 
+  it('sends a batch that a gone producer refused (not attempted) again on a fresh producer, idempotent or not', async () => {
+    for (const idempotence of ['true', 'false']) {
+      const { fake, send, outcomes } = await setup({ 'enable.idempotence': idempotence }, 2);
+      send(record('a', { partition: 0 }));
+      await vi.advanceTimersByTimeAsync(5);
+      const producers = fake.producers;
+      fake.fail(
+        Object.assign(new Error('not sent: the kafkajs producer thread exited (code 1)'), {
+          notAttempted: true,
+          producerGone: true,
+        }),
+      );
+      await vi.advanceTimersByTimeAsync(5);
+      expect(fake.producers).toBe(producers + 1);
+      fake.succeed();
+      await settle();
+      expect(outcomes.map((o) => [o.calls, o.error, o.metadata?.offset])).toEqual([[1, undefined, 0]]);
+    }
+  });
+
   it('says a batch that was only ever answered "not attempted" and then expired was not sent', async () => {
     const { fake, send, outcomes } = await setup({ 'batch.max.records': '1', 'delivery.timeout.ms': '30005' }, 2);
     send(record('a', { partition: 0 }));
