@@ -4,20 +4,22 @@
  * tests run the sources through tsx, where the thread finds its .ts script instead.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type Options } from 'tsup';
 import { expect, it } from 'vitest';
 import tsupConfig from '../../tsup.config.js';
 import { waitFor } from '../helpers/child-output.js';
-import { consumeAll, describeKafka, requireKafkaBootstrap, uniqueTopic } from '../helpers/kafka.js';
+import { consumeAll, createTopics, describeKafka, requireKafkaBootstrap, uniqueTopic } from '../helpers/kafka.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
 describeKafka('the built CLI (tsup.config.ts)', () => {
   it('writes through its kafkajs producer thread, loaded from beside dist/cli/main.js', async () => {
-    const out = await mkdtemp(join(tmpdir(), 'tributary-dist-'));
+    // Inside the repository, so that the bundle finds its external packages in node_modules.
+    await mkdir(join(root, 'test/.work'), { recursive: true });
+    const out = await mkdtemp(join(root, 'test/.work/dist-'));
     const configs = (Array.isArray(tsupConfig) ? tsupConfig : [tsupConfig]) as Options[];
     const cli = configs.find((c) => typeof c.entry === 'object' && c.entry !== null && 'cli/main' in c.entry);
     expect(cli, 'tsup.config.ts builds cli/main').toBeDefined();
@@ -33,6 +35,7 @@ describeKafka('the built CLI (tsup.config.ts)', () => {
       silent: true,
     });
     const topic = uniqueTopic('built-cli');
+    await createTopics([topic], 1);
     const dir = await mkdtemp(join(tmpdir(), 'tributary-dist-run-'));
     await writeFile(
       join(dir, 'worker.properties'),
@@ -59,6 +62,7 @@ describeKafka('the built CLI (tsup.config.ts)', () => {
       if (child.exitCode === null) child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
+    await rm(out, { recursive: true, force: true });
     await waitFor(() => log.includes('worker stopped'), 5_000, 'the worker to say it stopped');
     expect(log).not.toMatch(/producer thread (exited|failed)|kafkajs-producer-thread.js\) is missing/);
   }, 120_000);
