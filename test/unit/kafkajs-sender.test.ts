@@ -50,6 +50,22 @@ async function setup(overrides: Record<string, string> = {}, queueDepth?: number
   return { fake, sender, send, outcomes, asyncErrors, events };
 }
 
+/**
+ * Every record of partitions 0-2 (values `<partition>:<index>`) was acknowledged once, without
+ * error, at offsets that grow in send order and point at its own copy in the fake's log.
+ */
+function expectAckedOnceInSendOrder(fake: FakeKafkajsProducer, outcomes: readonly Outcome[]): void {
+  expect(outcomes.every((o) => o.calls === 1 && o.error === undefined)).toBe(true);
+  for (const p of [0, 1, 2]) {
+    const acked = outcomes.map((o, i) => ({ i, md: o.metadata })).filter((x) => x.md?.partition === p);
+    for (let k = 1; k < acked.length; k++) {
+      expect(acked[k]!.md!.offset).toBeGreaterThan(acked[k - 1]!.md!.offset);
+    }
+    const written = fake.values('t', p);
+    for (const { i, md } of acked) expect(written[md!.offset]).toBe(`${p}:${i}`);
+  }
+}
+
 /** Lets promise callbacks run without moving the fake clock. */
 async function settle(): Promise<void> {
   await vi.advanceTimersByTimeAsync(0);
@@ -736,16 +752,7 @@ describe('KafkajsSender ordering with several batches in flight', () => {
               fake.succeed(target, FakeKafkajsProducer.partitionsOf(target).slice(-1));
             else fake.succeed(target);
           }
-          expect(outcomes.every((o) => o.calls === 1 && o.error === undefined)).toBe(true);
-          for (const p of [0, 1, 2]) {
-            const acked = outcomes.map((o, i) => ({ i, md: o.metadata })).filter((x) => x.md?.partition === p);
-            // Offsets strictly increase in send order, and each points at its own record.
-            for (let k = 1; k < acked.length; k++) {
-              expect(acked[k]!.md!.offset).toBeGreaterThan(acked[k - 1]!.md!.offset);
-            }
-            const written = fake.values('t', p);
-            for (const { i, md } of acked) expect(written[md!.offset]).toBe(`${p}:${i}`);
-          }
+          expectAckedOnceInSendOrder(fake, outcomes);
         },
       ),
       { numRuns: 100 },
@@ -871,15 +878,7 @@ describe('KafkajsSender on a queueing producer (the producer thread, one request
             else if (action === 'partial') fake.succeed(target, FakeKafkajsProducer.partitionsOf(target).slice(-1));
             else fake.succeed(target);
           }
-          expect(outcomes.every((o) => o.calls === 1 && o.error === undefined)).toBe(true);
-          for (const p of [0, 1, 2]) {
-            const acked = outcomes.map((o, i) => ({ i, md: o.metadata })).filter((x) => x.md?.partition === p);
-            for (let k = 1; k < acked.length; k++) {
-              expect(acked[k]!.md!.offset).toBeGreaterThan(acked[k - 1]!.md!.offset);
-            }
-            const written = fake.values('t', p);
-            for (const { i, md } of acked) expect(written[md!.offset]).toBe(`${p}:${i}`);
-          }
+          expectAckedOnceInSendOrder(fake, outcomes);
         },
       ),
       { numRuns: 150 },
