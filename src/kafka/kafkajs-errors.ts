@@ -64,3 +64,23 @@ export function attemptsIn(e: unknown): number {
   const retryCount = (e as { retryCount?: unknown } | null)?.retryCount;
   return typeof retryCount === 'number' && Number.isFinite(retryCount) ? retryCount + 1 : 1;
 }
+
+/**
+ * True when a queueing producer (KafkajsProducerLike.queueDepth, the producer thread) answered a
+ * `sendBatch` call without sending it, because an earlier call failed or its thread is gone.
+ *
+ * @param e The rejection reason of `producer.sendBatch`.
+ */
+export function isNotAttempted(e: unknown): boolean {
+  return (e as { notAttempted?: unknown } | null)?.notAttempted === true;
+}
+
+/**
+ * True when the producer behind a failed `sendBatch` can send nothing more (its thread died):
+ * the sender must make a fresh one, whatever its idempotence.
+ *
+ * @param e The rejection reason of `producer.sendBatch`.
+ */
+export function isProducerGone(e: unknown): boolean {
+  return (e as { producerGone?: unknown } | null)?.producerGone === true;
+}

@@ -7,10 +7,19 @@
  * rejections no one handled.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CompressionTypes, Kafka, type KafkaConfig, type logLevel, type ProducerConfig, type TopicMessages } from 'kafkajs';
+import {
+  type CompressionTypes,
+  Kafka,
+  type KafkaConfig,
+  type logLevel,
+  type ProducerConfig,
+  type RecordMetadata,
+  type TopicMessages,
+} from 'kafkajs';
 import { installKafkajsRejectionGuard } from './install-kafkajs-rejection-guard.js';
 import { kafkajsSecurityOptions } from './kafka-client-security.js';
 import { type FromThread, partitionsOf, serializeError, type ToThread, unpackTopics } from './kafkajs-thread-protocol.js';
+import { indexResponse, unacknowledged } from './produce-response.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
 import type { ResolvedKafkaSecurity } from './security-config.js';
 
@@ -97,7 +106,8 @@ function runNext(): void {
   running = true;
   call(job).then(
     (result) => {
-      const missing = job.options.acks !== 0 && !everyPartitionAnswered(job, result);
+      const missing =
+        job.options.acks !== 0 && unacknowledged(job.topicMessages, indexResponse(result as RecordMetadata[])).length > 0;
       if (missing) halted = true;
       done({ op: 'sent', id: job.id, result, partitions: partitionsOf(job.topicMessages), halted: missing });
       running = false;
@@ -110,24 +120,6 @@ function runNext(): void {
       runNext();
     },
   );
-}
-
-/** Whether the response has an offset for every partition the job's messages went to. */
-function everyPartitionAnswered(job: Job, result: unknown[]): boolean {
-  const answered = new Set<string>();
-  for (const r of result as Array<{ topicName: string; partition: number; baseOffset?: string }>) {
-    if (r.baseOffset !== undefined && Number(r.baseOffset) >= 0) answered.add(`${r.topicName}\0${r.partition}`);
-  }
-  for (const { topic, messages } of job.topicMessages) {
-    let last: number | undefined;
-    for (const m of messages) {
-      const p = m.partition ?? -1;
-      if (p === last) continue;
-      last = p;
-      if (!answered.has(`${topic}\0${p}`)) return false;
-    }
-  }
-  return true;
 }
 
 port.on('message', (message: ToThread) => {

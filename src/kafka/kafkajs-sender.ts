@@ -9,7 +9,8 @@ import {
 } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
-import { attemptsIn, isKafkajsError, isRetriableSendError } from './kafkajs-errors.js';
+import { attemptsIn, isKafkajsError, isNotAttempted, isProducerGone, isRetriableSendError } from './kafkajs-errors.js';
+import { indexResponse, type TopicOffsets, unacknowledged } from './produce-response.js';
 import { kafkajsClientOptions, type ResolvedProducerConfig } from './producer-config.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
 
@@ -581,7 +582,7 @@ export class KafkajsSender implements RecordSender {
     if (batch.attempt === attempt && batch.state === 'inflight') {
       batch.requests++;
       const offsets = indexResponse(response);
-      const missing = this.config.acks === 0 ? [] : unacknowledged(batch, offsets);
+      const missing = this.config.acks === 0 ? [] : unacknowledged(batch.entries, offsets);
       if (this.stalled !== undefined) this.unstall();
       if (missing.length === 0) {
         batch.state = 'acked';
@@ -615,7 +616,7 @@ export class KafkajsSender implements RecordSender {
 
   private onFailed(batch: Batch, attempt: number, error: unknown): void {
     this.outstanding--;
-    const notAttempted = (error as { notAttempted?: unknown } | null)?.notAttempted === true;
+    const notAttempted = isNotAttempted(error);
     // Not sent on this dispatch: whether the batch was ever sent counts only its other dispatches.
     if (notAttempted && batch.attempt === attempt) batch.unsent++;
     if (batch.attempt !== attempt || batch.state !== 'inflight') {
@@ -626,7 +627,7 @@ export class KafkajsSender implements RecordSender {
       // A queueing producer did not send it, as an earlier batch failed: back in the queue, in
       // order, behind that one's re-send; no request was made, so no retry is counted. If the
       // producer is gone, the batch waits for a fresh one.
-      if ((error as { producerGone?: unknown }).producerGone === true && this.lifecycle === 'connected') {
+      if (isProducerGone(error) && this.lifecycle === 'connected') {
         this.replacement = 'wanted';
       }
       this.goBack(batch);
@@ -671,8 +672,7 @@ export class KafkajsSender implements RecordSender {
     // Whatever the error, the broker may have written part or all of the batch, while kafkajs
     // rolled its sequence numbers back: the next batch must not go out on this producer. A
     // producer that is gone (its thread died) is replaced whatever the settings.
-    const gone = (error as { producerGone?: unknown } | null)?.producerGone === true;
-    if ((this.config.idempotent || gone) && this.lifecycle === 'connected') this.replacement = 'wanted';
+    if ((this.config.idempotent || isProducerGone(error)) && this.lifecycle === 'connected') this.replacement = 'wanted';
     this.completeWindowHead();
     this.pump();
   }
@@ -1013,39 +1013,6 @@ export async function createKafkajsSender(
   return sender;
 }
 
-/** One topic's share of a Produce response, indexed by partition (-1 = not known). */
-interface TopicOffsets {
-  /** Offset of the next record of this batch in each partition: the base offset, then counted up. */
-  readonly next: number[];
-  /** Log-append time of each partition's records, when the topic uses LogAppendTime. */
-  readonly logAppendTime: number[];
-}
-
-/** Per topic, the base offsets and log-append times of a Produce response, built once per batch. */
-function indexResponse(response: readonly KafkajsRecordMetadata[] | undefined): Map<string, TopicOffsets> {
-  const index = new Map<string, TopicOffsets>();
-  if (response === undefined) return index;
-  for (const r of response) {
-    let t = index.get(r.topicName);
-    if (t === undefined) {
-      t = { next: [], logAppendTime: [] };
-      index.set(r.topicName, t);
-    }
-    t.next[r.partition] = r.baseOffset === undefined ? -1 : Number(r.baseOffset);
-    t.logAppendTime[r.partition] = r.logAppendTime === undefined ? -1 : Number(r.logAppendTime);
-  }
-  // No holes: dense arrays stay fast and every index below length reads as a number.
-  for (const t of index.values()) {
-    for (let p = 0; p < t.next.length; p++) {
-      if (t.next[p] === undefined) {
-        t.next[p] = -1;
-        t.logAppendTime[p] = -1;
-      }
-    }
-  }
-  return index;
-}
-
 function newBatch(createdAt: number): Batch {
   return {
     createdAt,
@@ -1064,22 +1031,6 @@ function newBatch(createdAt: number): Batch {
     offsets: undefined,
     error: undefined,
   };
-}
-
-/** `topic/partition` of every partition of the batch that the response has no offset for. */
-function unacknowledged(batch: Batch, offsets: Map<string, TopicOffsets>): string[] {
-  let missing: Set<string> | undefined;
-  for (const { topic, messages } of batch.entries) {
-    const next = offsets.get(topic)?.next;
-    for (const m of messages) {
-      const p = m.partition;
-      if (next === undefined || p === undefined || p >= next.length || (next[p] as number) < 0) {
-        missing ??= new Set();
-        missing.add(`${topic}/${p ?? '?'}`);
-      }
-    }
-  }
-  return missing === undefined ? [] : [...missing];
 }
 
 /**

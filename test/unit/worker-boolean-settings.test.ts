@@ -150,14 +150,16 @@ describe('boolean worker settings', () => {
   });
 });
 
+/** The Kafka adapters of a worker with `extra` settings, a broker that is never reached and a file offset store. */
+async function adapters(extra: Record<string, string>) {
+  const dir = await mkdtemp(join(tmpdir(), 'tributary-bool-'));
+  return kafkaAdapters(
+    { 'bootstrap.servers': '127.0.0.1:1', 'offset.storage.file.filename': join(dir, 'offsets'), ...extra },
+    silentLogger,
+  );
+}
+
 describe('topic.creation.enable in the Kafka adapters', () => {
-  async function adapters(extra: Record<string, string>) {
-    const dir = await mkdtemp(join(tmpdir(), 'tributary-bool-'));
-    return kafkaAdapters(
-      { 'bootstrap.servers': '127.0.0.1:1', 'offset.storage.file.filename': join(dir, 'offsets'), ...extra },
-      silentLogger,
-    );
-  }
   const connectorConfig = {
     'heartbeat.interval.ms': '1000',
     'topic.creation.default.partitions': '3',
@@ -192,14 +194,6 @@ describe('topic.creation.enable in the Kafka adapters', () => {
 });
 
 describe('sender.thread in the Kafka adapters', () => {
-  async function adapters(extra: Record<string, string>) {
-    const dir = await mkdtemp(join(tmpdir(), 'tributary-thread-'));
-    return kafkaAdapters(
-      { 'bootstrap.servers': '127.0.0.1:1', 'offset.storage.file.filename': join(dir, 'offsets'), ...extra },
-      silentLogger,
-    );
-  }
-
   it('refuses a bad value, and the key beside sender=librdkafka, where it would do nothing', async () => {
     await expect(adapters({ 'sender.thread': 'ture' })).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
