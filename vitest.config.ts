@@ -15,6 +15,8 @@ export default defineConfig({
   test: {
     // Stopping the test broker cleanly can take a while on a loaded 2-core machine.
     teardownTimeout: 60_000,
+    // kafkajs with Tributary's fixes, loaded first in every test file (see the file).
+    setupFiles: ['test/kafkajs-fixes-setup.ts'],
     projects: [
       {
         extends: true,

@@ -1,9 +1,9 @@
-import { Kafka } from 'kafkajs';
 import pino from 'pino';
 import { ConfigError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
 import { kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
+import { Kafka } from '../kafka/kafkajs-fixes.js';
 import { kafkajsLogCreator } from '../kafka/kafkajs-log.js';
 import { KafkajsProducerFencer } from '../kafka/kafkajs-producer-fencer.js';
 import { KafkajsWorkerGroup } from '../kafka/kafkajs-worker-group.js';

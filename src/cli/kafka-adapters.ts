@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { ConfigError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { checkKafkaConnection } from '../kafka/connection-check.js';
 import { kafkajsSecurityOptions, librdkafkaSecurityConfig } from '../kafka/kafka-client-security.js';
+import { KAFKAJS_UNFIXED, Kafka, kafkajsFixes, logLevel } from '../kafka/kafkajs-fixes.js';
 import { kafkajsLogCreator } from '../kafka/kafkajs-log.js';
 import { type KafkajsLike, KafkajsSender } from '../kafka/kafkajs-sender.js';
 import { ThreadedKafkajs } from '../kafka/kafkajs-thread.js';
@@ -79,6 +79,9 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
     .filter(Boolean);
   if (brokers.length === 0) throw new ConfigError('worker config', ['bootstrap.servers is empty: give host:port[,host:port...]']);
   const logCreator = kafkajsLogCreator(logger.child({ component: 'kafkajs' }));
+  if (kafkajsFixes.notApplied.length > 0) {
+    logger.warn({ event: 'kafkajs.fixes', notApplied: kafkajsFixes.notApplied }, KAFKAJS_UNFIXED);
+  }
   // kafkajs#1315 (CONCURRENT_TRANSACTIONS retried and logged as ERROR on each attempt) is one
   // of the retriable conditions kafkajsLogCreator puts at debug; the last retry's failure still
   // fails the transaction, and the task, loudly.

@@ -1,12 +1,12 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
 import { ConfigError, isTributaryError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import { JsonLinesSender } from '../embedded/json-lines-sender.js';
 import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection-guard.js';
 import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
+import { Kafka, logLevel } from '../kafka/kafkajs-fixes.js';
 import { MetricsHistory } from '../metrics/metrics-history.js';
 import { MetricsServer } from '../metrics/metrics-server.js';
 import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';

@@ -1,6 +1,6 @@
-import { Kafka, logLevel } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import { kafkajsSecurityOptions } from './kafka-client-security.js';
+import { Kafka, logLevel } from './kafkajs-fixes.js';
 import type { ResolvedKafkaSecurity } from './security-config.js';
 
 const UNTRUSTED = new Set([

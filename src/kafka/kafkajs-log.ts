@@ -1,5 +1,5 @@
-import { logLevel } from 'kafkajs';
 import type { Logger } from '../api/logger.js';
+import { logLevel } from './kafkajs-fixes.js';
 
 /** One kafkajs log entry, as its `logCreator` receives it. */
 export interface KafkajsLogEntry {

@@ -7,17 +7,10 @@
  * rejections no one handled.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import {
-  type CompressionTypes,
-  Kafka,
-  type KafkaConfig,
-  type logLevel,
-  type ProducerConfig,
-  type RecordMetadata,
-  type TopicMessages,
-} from 'kafkajs';
+import type { CompressionTypes, KafkaConfig, logLevel, ProducerConfig, RecordMetadata, TopicMessages } from 'kafkajs';
 import { installKafkajsRejectionGuard } from './install-kafkajs-rejection-guard.js';
 import { kafkajsSecurityOptions } from './kafka-client-security.js';
+import { KAFKAJS_UNFIXED, Kafka, kafkajsFixes } from './kafkajs-fixes.js';
 import { type FromThread, partitionsOf, serializeError, type ToThread, unpackTopics } from './kafkajs-thread-protocol.js';
 import { indexResponse, unacknowledged } from './produce-response.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
@@ -57,6 +50,22 @@ const kafka = new Kafka({
     },
 });
 const producer = kafka.producer({ ...data.producer, createPartitioner: retryStablePartitioner });
+// This thread loaded kafkajs anew, with the fixes of kafkajs-fixes.ts or (a warning) without them.
+{
+  const unfixed = kafkajsFixes.notApplied.length > 0;
+  post({
+    op: 'log',
+    level: unfixed ? 2 : 5, // kafkajs's logLevel.WARN, logLevel.DEBUG
+    namespace: 'Tributary',
+    label: unfixed ? 'WARN' : 'DEBUG',
+    log: {
+      message: unfixed
+        ? `${KAFKAJS_UNFIXED} (producer thread): ${kafkajsFixes.notApplied.join('; ')}`
+        : `kafkajs fixes in force on the producer thread: ${kafkajsFixes.applied.join(', ')}`,
+      timestamp: new Date().toISOString(),
+    },
+  });
+}
 /**
  * One request in flight (`maxInFlightRequests: 1`): calls run one after another in arrival
  * order, so the main thread can hand over the next batch while one is on the wire. After a call

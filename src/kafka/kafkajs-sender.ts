@@ -1,15 +1,15 @@
-import {
-  type CompressionTypes,
-  Kafka,
-  type KafkaConfig,
-  type RecordMetadata as KafkajsRecordMetadata,
-  type Producer,
-  type ProducerConfig,
-  type TopicMessages,
+import type {
+  CompressionTypes,
+  KafkaConfig,
+  RecordMetadata as KafkajsRecordMetadata,
+  Producer,
+  ProducerConfig,
+  TopicMessages,
 } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
 import { attemptsIn, isKafkajsError, isNotAttempted, isProducerGone, isRetriableSendError } from './kafkajs-errors.js';
+import { Kafka } from './kafkajs-fixes.js';
 import { indexResponse, type TopicOffsets, unacknowledged } from './produce-response.js';
 import { kafkajsClientOptions, type ResolvedProducerConfig } from './producer-config.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';

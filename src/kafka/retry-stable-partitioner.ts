@@ -1,4 +1,5 @@
-import { type ICustomPartitioner, Partitioners } from 'kafkajs';
+import type { ICustomPartitioner } from 'kafkajs';
+import { Partitioners } from './kafkajs-fixes.js';
 
 /**
  * kafkajs's `DefaultPartitioner` (Java-compatible murmur2 for keyed records, round-robin for

@@ -1,5 +1,6 @@
-import kafkajs, { type Admin, Kafka, logLevel } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { isTributaryError, TributaryError } from '../api/errors.js';
+import { ConfigResourceTypes, Kafka, logLevel } from './kafkajs-fixes.js';
 
 /** How to create topics that do not exist yet. */
 export interface TopicSpec {
@@ -31,7 +32,7 @@ export interface OffsetsTopicInfo {
 /** Where {@link TopicAdmin} gets its connection: a kafkajs instance, or the servers to make one for. */
 export type TopicAdminTarget = Kafka | { readonly bootstrapServers: string | readonly string[]; readonly clientId?: string };
 
-const TOPIC_RESOURCE = kafkajs.ConfigResourceTypes.TOPIC;
+const TOPIC_RESOURCE = ConfigResourceTypes.TOPIC;
 
 /**
  * Creates and checks topics over a kafkajs `Admin`, the way Kafka Connect's worker does:

@@ -48,7 +48,7 @@ describeKafka('the built CLI (tsup.config.ts)', () => {
     const child = spawn(process.execPath, [join(out, 'cli/main.js'), 'standalone', 'worker.properties', 'datagen.properties'], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, TRIBUTARY_LOG_FORMAT: 'json' },
+      env: { ...process.env, TRIBUTARY_LOG_FORMAT: 'json', TRIBUTARY_LOG_LEVEL: 'debug' },
     });
     let log = '';
     child.stdout.on('data', (d) => (log += d));
@@ -58,6 +58,9 @@ describeKafka('the built CLI (tsup.config.ts)', () => {
       const got = await consumeAll(topic, 3000, 60_000);
       expect(got).toHaveLength(3000);
       expect(log).toContain('"event":"producer.thread"');
+      // The bundled thread loaded kafkajs with both fixes (src/kafka/kafkajs-fixes.ts).
+      expect(log).toContain('kafkajs fixes in force on the producer thread: groupMessagesPerPartition, produce-v3-request');
+      expect(log).not.toContain("without Tributary's two producer fixes");
     } finally {
       if (child.exitCode === null) child.kill('SIGTERM');
     }

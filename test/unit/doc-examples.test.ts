@@ -40,6 +40,8 @@ function importOwnExports(module: string, from: string, code: string): string {
     if (own.has(m[2] as string)) continue;
     names.add(m[1] === 'interface' || m[1] === 'type' ? `type ${m[2]}` : (m[2] as string));
   }
+  // A type with the name of a value (`export const Kafka` beside `export type Kafka`) comes with the value.
+  for (const name of names) if (name.startsWith('type ') && names.has(name.slice(5))) names.delete(name);
   let path = relative(from, module).replace(/\.ts$/, '.js');
   if (!path.startsWith('.')) path = `./${path}`;
   return names.size === 0 ? '' : `import { ${[...names].join(', ')} } from '${path}';`;

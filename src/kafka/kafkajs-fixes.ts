@@ -1,0 +1,238 @@
+/**
+ * kafkajs as Tributary loads it: kafkajs 2.2.4 with two costs of its producer removed, the same
+ * bytes on the wire. Every module of Tributary that needs kafkajs's values (`Kafka`, `logLevel`,
+ * ...) takes them from here, never from 'kafkajs' itself (test/unit/kafkajs-fixes.test.ts checks
+ * that), so the fixes are in place before kafkajs first loads, in the main thread and in each
+ * producer thread alike.
+ *
+ * 1. `producer/groupMessagesPerPartition.js` builds each partition's array with
+ *    `[...current, message]`, a copy per message: quadratic in a partition's messages per
+ *    `send` (half a million element copies and about 4 MB of garbage per 1,000-record batch).
+ *    {@link groupMessagesPerPartition} pushes instead: the same arrays, in the same order.
+ * 2. `protocol/requests/produce/v3/request.js` (Produce v3 to v7, what every broker since Kafka
+ *    0.11 gets) copies each message with a spread before encoding it, and sorts a batch's
+ *    timestamps with `Array#sort`'s default, string, comparator. The fixed module passes the
+ *    five fields its `Record` reads and sorts numerically: the same record for every message,
+ *    and for millisecond timestamps of one length (every date from 2001 to 2286) the same batch
+ *    header; with timestamps of different lengths the header's first and max timestamps become
+ *    the smallest and largest, as the protocol means them, where string order picked others.
+ *
+ * Together they halve kafkajs's CPU per record (docs/benchmarks.md, sixth pass). kafkajs has had
+ * no release since 2023. The fixes are made only to kafkajs 2.2.4's own files, checked against
+ * their exact text; anything else (another version, a file already changed, kafkajs loaded
+ * before this module) leaves kafkajs as it is, and {@link kafkajsFixes} says why: slower, never
+ * different.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import type * as Kafkajs from 'kafkajs';
+
+/** Marks this module's replacements in the module cache, so a second load of this file finds them. */
+const FIXED = Symbol.for('tributary.kafkajs-fix');
+
+/** What became of the fixes in this thread (each thread has its own modules). */
+export interface KafkajsFixes {
+  /** The fixes in force: `groupMessagesPerPartition`, `produce-v3-request`. */
+  readonly applied: readonly string[];
+  /** For each fix not in force, why (kafkajs is then used as it is for that part). */
+  readonly notApplied: readonly string[];
+}
+
+/** kafkajs 2.2.4's `src/producer/groupMessagesPerPartition.js`, whole. */
+const GROUP_SOURCE_2_2_4 = `module.exports = ({ topic, partitionMetadata, messages, partitioner }) => {
+  if (partitionMetadata.length === 0) {
+    return {}
+  }
+
+  return messages.reduce((result, message) => {
+    const partition = partitioner({ topic, partitionMetadata, message })
+    const current = result[partition] || []
+    return Object.assign(result, { [partition]: [...current, message] })
+  }, {})
+}
+`;
+
+/** The two passages of kafkajs 2.2.4's `src/protocol/requests/produce/v3/request.js` that change, and what they become. */
+const REQUEST_EDITS: ReadonlyArray<readonly [from: string, to: string]> = [
+  [
+    `    .filter(timestamp => timestamp != null)
+    .sort()
+`,
+    `    .filter(timestamp => timestamp != null)
+    .sort((a, b) => a - b)
+`,
+  ],
+  [
+    `    Record({
+      ...message,
+      offsetDelta: i,
+      timestampDelta: (message.timestamp || dateNow) - firstTimestamp,
+    })
+`,
+    `    Record({
+      key: message.key,
+      value: message.value,
+      headers: message.headers,
+      offsetDelta: i,
+      timestampDelta: (message.timestamp || dateNow) - firstTimestamp,
+    })
+`,
+  ],
+];
+
+/** What kafkajs's producer hands {@link groupMessagesPerPartition}. */
+export interface GroupInput<M> {
+  readonly topic: string;
+  readonly partitionMetadata: readonly unknown[];
+  readonly messages: readonly M[];
+  readonly partitioner: (args: { topic: string; partitionMetadata: readonly unknown[]; message: M }) => number;
+}
+
+/**
+ * kafkajs's grouping of a topic's messages by the partition its partitioner picks, in linear
+ * time: an object from partition to that partition's messages in their order, `{}` without
+ * partition metadata (kafkajs then refreshes the metadata and tries again).
+ *
+ * @example
+ * ```ts
+ * const grouped = groupMessagesPerPartition({
+ *   topic: 'orders',
+ *   partitionMetadata: [{ partitionId: 0 }, { partitionId: 1 }],
+ *   messages: [{ value: 'a' }, { value: 'b' }, { value: 'c' }],
+ *   partitioner: ({ message }) => (message.value === 'b' ? 1 : 0),
+ * });
+ * // grouped: { 0: [{ value: 'a' }, { value: 'c' }], 1: [{ value: 'b' }] }
+ * ```
+ */
+export function groupMessagesPerPartition<M>({
+  topic,
+  partitionMetadata,
+  messages,
+  partitioner,
+}: GroupInput<M>): Record<string, M[]> {
+  const result: Record<string, M[]> = {};
+  if (partitionMetadata.length === 0) return result;
+  for (const message of messages) {
+    const partition = partitioner({ topic, partitionMetadata, message });
+    const current = result[partition];
+    if (current === undefined) result[partition] = [message];
+    else current.push(message);
+  }
+  return result;
+}
+
+/**
+ * kafkajs 2.2.4's produce v3 request module's source with the fix applied, or why it cannot be
+ * (each passage must occur exactly once).
+ */
+export function fixProduceRequestSource(source: string): { readonly source: string } | { readonly reason: string } {
+  let fixed = source;
+  for (const [from, to] of REQUEST_EDITS) {
+    const at = fixed.indexOf(from);
+    if (at === -1 || fixed.indexOf(from, at + 1) !== -1) {
+      return {
+        reason: `its text is not kafkajs 2.2.4's (the passage starting '${from.trim().split('\n')[0]}' is not there once)`,
+      };
+    }
+    fixed = fixed.slice(0, at) + to + fixed.slice(at + from.length);
+  }
+  return { source: fixed };
+}
+
+/** Node's CommonJS `Module`, with the members a module put into the cache by hand needs. */
+interface CjsModule {
+  exports: unknown;
+  filename: string;
+  loaded: boolean;
+  paths: string[];
+  _compile(source: string, filename: string): void;
+}
+interface CjsModuleClass {
+  new (id: string): CjsModule;
+  _nodeModulePaths(dir: string): string[];
+}
+
+function isOurs(exports: unknown): boolean {
+  return (typeof exports === 'function' || (typeof exports === 'object' && exports !== null)) && FIXED in exports;
+}
+
+/**
+ * Puts the fixed modules into `require`'s module cache, where kafkajs's own `require` of them
+ * will find them, unless kafkajs (or that module) has been loaded already. Idempotent.
+ */
+export function installKafkajsFixes(require: NodeJS.Require): KafkajsFixes {
+  const applied: string[] = [];
+  const notApplied: string[] = [];
+  let version: unknown;
+  try {
+    version = (require('kafkajs/package.json') as { version?: unknown }).version;
+  } catch (e) {
+    return { applied, notApplied: [`kafkajs's package.json could not be read: ${(e as Error).message.split('\n')[0]}`] };
+  }
+  if (version !== '2.2.4') return { applied, notApplied: [`kafkajs is ${String(version)}, and the fixes are made for 2.2.4`] };
+  const Module = require('node:module') as unknown as CjsModuleClass;
+  const cache = require.cache;
+
+  const install = (name: string, file: string, make: (m: CjsModule) => void): void => {
+    let filename: string;
+    try {
+      filename = require.resolve(file);
+    } catch (e) {
+      notApplied.push(`${name}: ${file} could not be found (${(e as Error).message.split('\n')[0]})`);
+      return;
+    }
+    const cached = cache[filename];
+    if (cached !== undefined) {
+      if (isOurs(cached.exports)) applied.push(name);
+      else notApplied.push(`${name}: kafkajs was loaded before Tributary's kafkajs module, so its own ${file} is in use`);
+      return;
+    }
+    const m = new Module(filename);
+    m.filename = filename;
+    m.paths = Module._nodeModulePaths(dirname(filename));
+    try {
+      make(m);
+    } catch (e) {
+      notApplied.push(`${name}: ${(e as Error).message}`);
+      return;
+    }
+    (m.exports as Record<symbol, boolean>)[FIXED] = true;
+    m.loaded = true;
+    cache[filename] = m as unknown as NodeJS.Module;
+    applied.push(name);
+  };
+
+  install('groupMessagesPerPartition', 'kafkajs/src/producer/groupMessagesPerPartition.js', (m) => {
+    const original = readFileSync(m.filename, 'utf8');
+    if (original !== GROUP_SOURCE_2_2_4) throw new Error(`${m.filename} is not kafkajs 2.2.4's`);
+    // A function of this module's own, so the mark does not land on a function shared with anything else.
+    m.exports = (input: GroupInput<unknown>) => groupMessagesPerPartition(input);
+  });
+  install('produce-v3-request', 'kafkajs/src/protocol/requests/produce/v3/request.js', (m) => {
+    const fixed = fixProduceRequestSource(readFileSync(m.filename, 'utf8'));
+    if ('reason' in fixed) throw new Error(`${m.filename}: ${fixed.reason}`);
+    m._compile(fixed.source, m.filename);
+  });
+  return { applied, notApplied };
+}
+
+const require = createRequire(import.meta.url);
+
+/** The warning a worker logs when kafkajs runs without the fixes, with {@link KafkajsFixes.notApplied}. */
+export const KAFKAJS_UNFIXED =
+  "kafkajs runs without Tributary's two producer fixes (docs/kafkajs-producer.md): the same records, at about half the speed";
+
+/** What became of the fixes in this thread; `notApplied` is empty when both are in force. */
+export const kafkajsFixes: KafkajsFixes = installKafkajsFixes(require);
+
+const kafkajs = require('kafkajs') as typeof Kafkajs;
+
+// The values Tributary uses, each with its type of the same name where kafkajs has one.
+export const Kafka = kafkajs.Kafka;
+export type Kafka = Kafkajs.Kafka;
+export const logLevel = kafkajs.logLevel;
+export type logLevel = Kafkajs.logLevel;
+export const Partitioners = kafkajs.Partitioners;
+export const ConfigResourceTypes = kafkajs.ConfigResourceTypes;
+export type ConfigResourceTypes = Kafkajs.ConfigResourceTypes;

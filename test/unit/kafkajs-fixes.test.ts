@@ -1,0 +1,214 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  fixProduceRequestSource,
+  groupMessagesPerPartition,
+  installKafkajsFixes,
+  kafkajsFixes,
+} from '../../src/kafka/kafkajs-fixes.js';
+
+const require = createRequire(import.meta.url);
+const GROUP = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
+const REQUEST = require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js');
+const FIXED = Symbol.for('tributary.kafkajs-fix');
+
+/** kafkajs's own module from its file, as published, outside the module cache (where the fixed one is). */
+function original<T>(filename: string, source = readFileSync(filename, 'utf8')): T {
+  const Module = require('node:module') as unknown as {
+    new (id: string): { exports: unknown; filename: string; paths: string[]; _compile(source: string, filename: string): void };
+    _nodeModulePaths(dir: string): string[];
+  };
+  const m = new Module(filename);
+  m.filename = filename;
+  m.paths = Module._nodeModulePaths(dirname(filename));
+  m._compile(source, filename);
+  return m.exports as T;
+}
+
+type Group = typeof groupMessagesPerPartition;
+interface Encoded {
+  buffer: Buffer;
+}
+type ProduceRequest = (args: {
+  acks: number;
+  timeout: number;
+  topicData: Array<{
+    topic: string;
+    partitions: Array<{ partition: number; firstSequence?: number; messages: unknown[] }>;
+  }>;
+}) => { encode(): Promise<Encoded> };
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('kafkajs as Tributary loads it', () => {
+  it('has both fixes in force, in the modules kafkajs itself requires', () => {
+    expect(kafkajsFixes).toEqual({ applied: ['groupMessagesPerPartition', 'produce-v3-request'], notApplied: [] });
+    // What kafkajs's sendMessages.js and produce/index.js get from require().
+    const kafkajsRequire = createRequire(GROUP);
+    expect(FIXED in (kafkajsRequire('./groupMessagesPerPartition') as object)).toBe(true);
+    expect(FIXED in (createRequire(REQUEST)('./request') as object)).toBe(true);
+    // And a second install finds them.
+    expect(installKafkajsFixes(require).notApplied).toEqual([]);
+  });
+
+  it('groups messages as kafkajs 2.2.4 does: the same partitions, arrays and order', () => {
+    const kafkajsGroup = original<Group>(GROUP);
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ value: fc.string(), p: fc.integer({ min: -1, max: 7 }) }), { maxLength: 60 }),
+        fc.integer({ min: 0, max: 8 }),
+        (messages, partitions) => {
+          const input = {
+            topic: 't',
+            partitionMetadata: Array.from({ length: partitions }, (_, i) => ({ partitionId: i })),
+            messages,
+            partitioner: ({ message }: { message: { p: number } }) => message.p,
+          };
+          const ours = groupMessagesPerPartition(input);
+          const theirs = kafkajsGroup(input);
+          expect(Object.keys(ours)).toEqual(Object.keys(theirs));
+          for (const key of Object.keys(theirs)) {
+            const a = ours[key] as unknown[];
+            const b = theirs[key] as unknown[];
+            expect(a.length).toBe(b.length);
+            // The same message objects, not copies.
+            for (let i = 0; i < a.length; i++) expect(a[i]).toBe(b[i]);
+          }
+        },
+      ),
+    );
+  });
+
+  it('encodes Produce requests byte for byte as kafkajs 2.2.4 does', async () => {
+    const kafkajsRequest = original<ProduceRequest>(REQUEST);
+    const fixedRequest = require(REQUEST) as ProduceRequest;
+    expect(fixedRequest).not.toBe(kafkajsRequest);
+    const bytes = fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a));
+    const message = fc.record(
+      {
+        key: fc.option(bytes, { nil: null }),
+        value: fc.option(bytes, { nil: null }),
+        headers: fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), bytes, { maxKeys: 3 }),
+        // Milliseconds of 13 digits (2001 to 2286), or none: kafkajs then stamps the batch.
+        timestamp: fc.option(fc.integer({ min: 1_000_000_000_000, max: 9_999_999_999_999 }), { nil: undefined }),
+        partition: fc.constant(0),
+      },
+      { requiredKeys: ['value', 'partition'] },
+    );
+    vi.spyOn(Date, 'now').mockReturnValue(1_764_633_600_000);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(message, { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 0, max: 100 }),
+        async (messages, seq) => {
+          const args = {
+            acks: -1,
+            timeout: 30_000,
+            topicData: [{ topic: 'orders', partitions: [{ partition: 0, firstSequence: seq, messages }] }],
+          };
+          const a = (await fixedRequest(args).encode()).buffer;
+          const b = (await kafkajsRequest(args).encode()).buffer;
+          expect(a.equals(b)).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('puts the smallest and largest timestamp in the batch header, where string order picked others', async () => {
+    const fixedRequest = require(REQUEST) as ProduceRequest;
+    const kafkajsRequest = original<ProduceRequest>(REQUEST);
+    const topic = 't';
+    const args = {
+      acks: -1,
+      timeout: 1000,
+      topicData: [
+        {
+          topic,
+          partitions: [{ partition: 0, messages: [999, 1000, 50].map((timestamp) => ({ value: Buffer.from('v'), timestamp })) }],
+        },
+      ],
+    };
+    // transactional id (null: int16), acks, timeout, topics (1), topic name, partitions (1), partition,
+    // record set size; then the batch: base offset, length, leader epoch, magic, crc, attributes,
+    // last offset delta, first timestamp, max timestamp.
+    const batch = 2 + 2 + 4 + 4 + (2 + topic.length) + 4 + 4 + 4;
+    const first = batch + 8 + 4 + 4 + 1 + 4 + 2 + 4;
+    const header = (b: Buffer) => [Number(b.readBigInt64BE(first)), Number(b.readBigInt64BE(first + 8))];
+    expect(header((await fixedRequest(args).encode()).buffer)).toEqual([50, 1000]);
+    // kafkajs's string order: '1000' < '50' < '999'.
+    expect(header((await kafkajsRequest(args).encode()).buffer)).toEqual([1000, 999]);
+  });
+});
+
+describe('installKafkajsFixes', () => {
+  /** A `require` that sees kafkajs as `version`, with `cache` as its module cache. */
+  function requireWith(version: string, cache: Record<string, unknown>): NodeJS.Require {
+    const fake = ((id: string) => (id === 'kafkajs/package.json' ? { version } : require(id))) as NodeJS.Require;
+    fake.resolve = require.resolve;
+    fake.cache = cache as NodeJS.Require['cache'];
+    return fake;
+  }
+
+  it('leaves kafkajs as it is when kafkajs was loaded before, and says so', () => {
+    const cache = { [GROUP]: { exports: () => ({}) } };
+    const result = installKafkajsFixes(requireWith('2.2.4', cache));
+    expect(result.notApplied).toEqual([expect.stringContaining('groupMessagesPerPartition: kafkajs was loaded before')]);
+    // The request module was not loaded yet: it is fixed, in that cache only.
+    expect(result.applied).toEqual(['produce-v3-request']);
+    expect(FIXED in ((cache as Record<string, { exports: object }>)[REQUEST]?.exports ?? {})).toBe(true);
+  });
+
+  it('leaves another kafkajs version alone', () => {
+    const cache = {};
+    expect(installKafkajsFixes(requireWith('2.3.0', cache))).toEqual({
+      applied: [],
+      notApplied: ['kafkajs is 2.3.0, and the fixes are made for 2.2.4'],
+    });
+    expect(cache).toEqual({});
+  });
+
+  it("refuses a request module whose text is not kafkajs 2.2.4's", () => {
+    const source = readFileSync(REQUEST, 'utf8');
+    expect('source' in fixProduceRequestSource(source)).toBe(true);
+    const changed = source.replace('.sort()', '.sort(byNumber)');
+    expect(fixProduceRequestSource(changed)).toEqual({ reason: expect.stringContaining("'.filter(timestamp") });
+    const twice = `${source}\n${source}`;
+    expect(fixProduceRequestSource(twice)).toEqual({ reason: expect.stringContaining('is not there once') });
+  });
+});
+
+describe("Tributary's sources", () => {
+  it("take kafkajs's values from src/kafka/kafkajs-fixes.ts only", () => {
+    const root = fileURLToPath(new URL('../../src/', import.meta.url));
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (path.endsWith('.ts')) files.push(path);
+      }
+    };
+    walk(root);
+    const offending: string[] = [];
+    for (const file of files) {
+      if (file.endsWith(join('kafka', 'kafkajs-fixes.ts'))) continue;
+      // Code only: TSDoc examples show users importing kafkajs as they would.
+      const code = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s*(\*|\/\/)/.test(line))
+        .join('\n');
+      const valueImport = /import\s+(?!type\b)[^;]*?from\s+['"]kafkajs(\/[^'"]*)?['"]/.test(code);
+      const dynamic = /(require|import)\(\s*['"]kafkajs(\/[^'"]*)?['"]\s*\)/.test(code);
+      if (valueImport || dynamic) offending.push(file.slice(root.length));
+    }
+    expect(files.length).toBeGreaterThan(50);
+    expect(offending).toEqual([]);
+  });
+});
