@@ -11,17 +11,20 @@
  *    {@link groupMessagesPerPartition} pushes instead: the same arrays, in the same order.
  * 2. `protocol/requests/produce/v3/request.js` (Produce v3 to v7, what every broker since Kafka
  *    0.11 gets) copies each message with a spread before encoding it, and sorts a batch's
- *    timestamps with `Array#sort`'s default, string, comparator. The fixed module passes the
- *    five fields its `Record` reads and sorts numerically: the same record for every message,
- *    and for millisecond timestamps of one length (every date from 2001 to 2286) the same batch
- *    header; with timestamps of different lengths the header's first and max timestamps become
- *    the smallest and largest, as the protocol means them, where string order picked others.
+ *    timestamps with `Array#sort`'s default comparator, which turns each into a string at every
+ *    comparison. The fixed module passes the five fields its `Record` reads, and sorts
+ *    timestamps as numbers when they are integers of 13 digits (as numbers or digit strings:
+ *    every millisecond time from 2001 to 2286), where that order is the strings' order; any
+ *    other timestamps (another length, NaN, text) it sorts as kafkajs does. The bytes are the
+ *    same for every message that is a plain object, as every Tributary sender builds them (a
+ *    spread copies own properties only, so a key or value inherited from a prototype would now
+ *    be encoded where kafkajs dropped it).
  *
  * Together they halve kafkajs's CPU per record (docs/benchmarks.md, sixth pass). kafkajs has had
  * no release since 2023. The fixes are made only to kafkajs 2.2.4's own files, checked against
  * their exact text; anything else (another version, a file already changed, kafkajs loaded
- * before this module) leaves kafkajs as it is, and {@link kafkajsFixes} says why: slower, never
- * different.
+ * before this module) leaves that part of kafkajs as it is, and {@link kafkajsFixes} says why:
+ * slower, never different.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -60,7 +63,10 @@ const REQUEST_EDITS: ReadonlyArray<readonly [from: string, to: string]> = [
     .sort()
 `,
     `    .filter(timestamp => timestamp != null)
-    .sort((a, b) => a - b)
+  // Tributary (src/kafka/kafkajs-fixes.ts): as numbers where that is the order of kafkajs's
+  // sort as strings (integers of 13 digits: every millisecond time from 2001 to 2286), else as kafkajs.
+  if (messageTimestamps.every(t => (typeof t === 'number' ? Number.isInteger(t) && t >= 1e12 && t < 1e13 : typeof t === 'string' && /^[1-9][0-9]{12}$/.test(t)))) messageTimestamps.sort((a, b) => a - b)
+  else messageTimestamps.sort()
 `,
   ],
   [
@@ -221,7 +227,7 @@ const require = createRequire(import.meta.url);
 
 /** The warning a worker logs when kafkajs runs without the fixes, with {@link KafkajsFixes.notApplied}. */
 export const KAFKAJS_UNFIXED =
-  "kafkajs runs without Tributary's two producer fixes (docs/kafkajs-producer.md): the same records, at about half the speed";
+  "kafkajs runs without some or all of Tributary's producer fixes (docs/kafkajs-producer.md): the same records, more slowly";
 
 /** What became of the fixes in this thread; `notApplied` is empty when both are in force. */
 export const kafkajsFixes: KafkajsFixes = installKafkajsFixes(require);
