@@ -28,9 +28,11 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as t from 'io-ts';
-import { Kafka, logLevel, type Message } from 'kafkajs';
+import type { Message } from 'kafkajs';
 import { from, type Observable } from 'rxjs';
 import { offsetCodec, type SourceRecord, SourceTask } from '../src/index.js';
+// kafkajs as the worker loads it (with its fixes), for both sides of the comparison.
+import { Kafka, logLevel } from '../src/kafka/kafkajs-fixes.js';
 import { KafkajsSender } from '../src/kafka/kafkajs-sender.js';
 import { kafkajsClientOptions, type ResolvedProducerConfig, resolveProducerConfig } from '../src/kafka/producer-config.js';
 import { retryStablePartitioner } from '../src/kafka/retry-stable-partitioner.js';

@@ -50,7 +50,6 @@ import { svgChart } from './lib/chart.js';
 import { profileMarkdown } from './lib/cpu-profile.js';
 import { type HeartbeatResult, heartbeatRun } from './lib/heartbeat-run.js';
 import { ensureInputFile } from './lib/input-file.js';
-import { installPatchedKafkajs } from './lib/kafkajs-patch.js';
 import { measureRun, type RunEnvironment, type RunResult } from './lib/measure-run.js';
 import { loadAverage } from './lib/proc.js';
 import { type ProfiledRun, profileRuns } from './lib/profile-run.js';
@@ -121,8 +120,6 @@ async function main(): Promise<void> {
     `building Tributary${settings.tributaryFrom === undefined ? '' : ` from ${settings.tributaryFrom}`}, the connectors and the raw producer into bench/.work/build ...`,
   );
   const built = await buildBench(settings.tributaryFrom === undefined ? undefined : resolve(settings.tributaryFrom));
-  if (settings.patchedKafkajs)
-    say(`kafkajs with the fixes of bench/lib/kafkajs-patch.ts: ${await installPatchedKafkajs(built.dir)}`);
   if (settings.main) say(`input: ${settings.records.toLocaleString('en-US')} lines of ${settings.lineBytes} B ...`);
   const inputFile = settings.main
     ? await ensureInputFile(join(WORK_DIR, 'input'), settings.records, settings.lineBytes)
@@ -154,6 +151,8 @@ async function main(): Promise<void> {
   }
   if (settings.main && settings.only.has('kafkajs'))
     contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions));
+  if (settings.main && settings.only.has('kafkajs-published'))
+    contenders.push(kafkajsRaw(settings, built.kafkajsRaw, settings.nodeOptions, 'published'));
   if (settings.main && settings.only.has('librdkafka-raw') && librdkafkaInstalled())
     contenders.push(librdkafkaRaw(settings, built.librdkafkaRaw, settings.nodeOptions));
   if (settings.main && connectJars !== undefined && java !== undefined && settings.only.has('perf')) {
@@ -262,7 +261,7 @@ async function main(): Promise<void> {
     chartFile: summaries.length > 0 ? chartFile : undefined,
     flushIntervalMs: settings.flushIntervalMs,
     tributaryFrom: settings.tributaryFrom,
-    kafkajs: `${kafkajsVersion()}${settings.patchedKafkajs ? ' with the fixes of bench/lib/kafkajs-patch.ts (Tributary and raw kafkajs)' : ''}`,
+    kafkajs: `${kafkajsVersion()}; raw kafkajs with the fixes of src/kafka/kafkajs-fixes.ts, raw kafkajs 2.2.4 as published without; Tributary ${settings.tributaryFrom === undefined ? 'with them' : `as its checkout (${settings.tributaryFrom}) loads kafkajs`}`,
   };
   const charts = {
     heartbeat: heartbeat === undefined ? undefined : `${date}-heartbeat.svg`,

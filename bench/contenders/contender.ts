@@ -14,6 +14,7 @@ export type ContenderId =
   | 'tributary-eos'
   | 'tributary-librdkafka-eos'
   | 'kafkajs'
+  | 'kafkajs-published'
   | 'librdkafka-raw'
   | 'perf'
   | 'synthetic';
@@ -28,6 +29,7 @@ export const CONTENDER_ORDER: readonly ContenderId[] = [
   'tributary-eos',
   'tributary-librdkafka-eos',
   'kafkajs',
+  'kafkajs-published',
   'librdkafka-raw',
   'perf',
   'synthetic',

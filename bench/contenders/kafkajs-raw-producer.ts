@@ -6,14 +6,19 @@
  * batch is read and built while the previous one is in flight. No offsets, no callbacks per
  * record, no retries of its own: the least work a kafkajs program can do for these lines.
  *
+ * kafkajs is loaded as Tributary loads it, with the two producer fixes of
+ * src/kafka/kafkajs-fixes.ts, so that the two differ by Tributary's own work; with
+ * `--kafkajs=published` it is kafkajs 2.2.4 as npm has it (what a hand-rolled loop gets).
+ *
  * Built into bench/.work/build by bench/lib/build.ts and started by bench/run.ts:
  *   node kafkajs-raw-producer.js --bootstrap=H:P --topic=T --file=F [--batch-records=1000]
- *     [--batch-bytes=524288] [--in-flight=1] [--acks=-1] [--idempotent=false]
+ *     [--batch-bytes=524288] [--in-flight=1] [--acks=-1] [--idempotent=false] [--kafkajs=fixed|published]
  * Exits 0 once every batch is acknowledged, 1 if any failed. On SIGTERM it stops reading, sends
  * what it has read and exits the same way (the harness's time-bounded runs).
  */
 import { open } from 'node:fs/promises';
-import { CompressionTypes, Kafka, logLevel, type Message, Partitioners } from 'kafkajs';
+import type * as Kafkajs from 'kafkajs';
+import type { Message } from 'kafkajs';
 
 const NEWLINE = 0x0a;
 const READ_BYTES = 64 * 1024;
@@ -32,6 +37,15 @@ async function main(): Promise<void> {
   const inFlight = Number(option('in-flight', '1'));
   const acks = Number(option('acks', '-1'));
   const idempotent = option('idempotent', 'false') === 'true';
+  const which = option('kafkajs', 'fixed');
+  if (which !== 'fixed' && which !== 'published') throw new Error(`--kafkajs must be fixed or published, got '${which}'`);
+  // Loaded here, not at the top: the fixes must be in place before kafkajs loads, and must
+  // stay out of the published run.
+  if (which === 'fixed') {
+    const { kafkajsFixes } = await import('../../src/kafka/kafkajs-fixes.js');
+    if (kafkajsFixes.notApplied.length > 0) throw new Error(`kafkajs fixes not applied: ${kafkajsFixes.notApplied.join('; ')}`);
+  }
+  const { CompressionTypes, Kafka, logLevel, Partitioners } = (await import('kafkajs')) as typeof Kafkajs;
   const kafka = new Kafka({ clientId: 'bench-kafkajs-raw', brokers: option('bootstrap').split(','), logLevel: logLevel.WARN });
   const producer = kafka.producer({
     createPartitioner: Partitioners.DefaultPartitioner,

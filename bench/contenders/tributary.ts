@@ -74,7 +74,7 @@ export function tributary(
             'the topic end offsets the harness watches include one commit marker per transaction, so "all records in the topic" is seen up to one transaction early; the stop + commit column holds the rest. Every record is read back (read_committed) and checked',
           ]
         : []),
-      `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}, default heap${settings.patchedKafkajs ? '; kafkajs with the fixes of bench/lib/kafkajs-patch.ts' : ''}; pino log at info`,
+      `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}, default heap; pino log at info`,
       ...(Object.keys(settings.tributarySet).length > 0
         ? [
             `also: ${Object.entries(settings.tributarySet)

@@ -41,7 +41,7 @@ export interface BenchBuild {
  */
 export async function buildBench(tributaryRoot: string = ROOT): Promise<BenchBuild> {
   const dir = join(WORK_DIR, 'build');
-  // Wiped first: also removes a patched kafkajs a --patched-kafkajs run left there.
+  // Wiped first: nothing of an earlier run's build is used.
   await rm(dir, { recursive: true, force: true });
   await build({
     config: false,

@@ -66,6 +66,7 @@ export function ratiosTable(summaries: readonly Summary[]): string {
     row('Tributary sender=librdkafka / raw librdkafka, same settings', 'tributary-librdkafka', 'librdkafka-raw', '≥ ×0.90'),
     row('Tributary sender=librdkafka / Kafka Connect', 'tributary-librdkafka', 'connect', '≥ ×1.00'),
     row('Tributary (kafkajs sender) / Kafka Connect', 'tributary', 'connect', '–'),
+    row('Tributary (kafkajs sender) / raw kafkajs 2.2.4 as published', 'tributary', 'kafkajs-published', '–'),
     row('raw librdkafka / raw kafkajs', 'librdkafka-raw', 'kafkajs', '–'),
   ].join('\n');
 }

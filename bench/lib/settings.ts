@@ -33,8 +33,6 @@ export interface BenchSettings {
   readonly tributaryFrom: string | undefined;
   /** Extra worker properties for Tributary's runs (A/B of a setting), e.g. `task.max.in.flight.records=5000`. */
   readonly tributarySet: Readonly<Record<string, string>>;
-  /** Run the Node contenders on a copy of kafkajs with two performance fixes (see bench/lib/kafkajs-patch.ts). */
-  readonly patchedKafkajs: boolean;
   /** Extra `node` options for the Node contenders (Tributary and raw kafkajs), e.g. `--max-semi-space-size=64`. */
   readonly nodeOptions: readonly string[];
   /** `-Xmx` of a second Kafka Connect contender with a smaller heap ('' = none). */
@@ -90,8 +88,9 @@ const USAGE = `Usage: npx tsx bench/run.ts [options]
   --records=N            lines in the input file, one record each (default 1000000)
   --line-bytes=N         bytes per line, newline excluded (default 100)
   --runs=N               runs of each contender, medians reported (default 3)
-  --only=a,b             some of connect,tributary,librdkafka,eos,kafkajs,librdkafka-raw,perf (default all;
-                         librdkafka = Tributary with sender=librdkafka, when installed;
+  --only=a,b             some of connect,tributary,librdkafka,eos,kafkajs,kafkajs-published,librdkafka-raw,perf
+                         (default all; kafkajs = raw kafkajs with Tributary's kafkajs fixes, kafkajs-published
+                         = without them; librdkafka = Tributary with sender=librdkafka, when installed;
                          librdkafka-raw = @confluentinc/kafka-javascript's producer alone;
                          eos = Tributary with exactly.once.source.support=enabled, both senders)
   --out=DIR              where <date>.md/.svg/.json go (default bench/results)
@@ -102,7 +101,6 @@ const USAGE = `Usage: npx tsx bench/run.ts [options]
   --connect-xmx=SIZE     also run Kafka Connect with -Xmx SIZE (default 512M; 'none' skips it)
   --tributary-from=DIR   build Tributary (src/, examples/) from another checkout, e.g. a copy with a change
   --tributary-set=K=V,.. extra worker properties for Tributary's runs, e.g. task.max.in.flight.records=5000
-  --patched-kafkajs      Tributary and raw kafkajs on a copy of kafkajs with two CPU fixes (bench/lib/kafkajs-patch.ts)
   --node-options="..."   extra node options for Tributary and raw kafkajs, e.g. "--max-semi-space-size=64 --trace-gc"
   --wait-for-load=S      wait up to S seconds for the load average to drop below --max-load (default 120)
   --max-load=X           (default 1.5)
@@ -145,7 +143,6 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
     'tributary-from',
     'tributary-set',
     'node-options',
-    'patched-kafkajs',
     'wait-for-load',
     'max-load',
     'flush-interval-ms',
@@ -175,10 +172,12 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
   };
   const records = int('records', 1_000_000);
   const only = new Set(
-    (flags.get('only') ?? 'connect,tributary,librdkafka,eos,kafkajs,librdkafka-raw,perf').split(',').map((s) => s.trim()),
+    (flags.get('only') ?? 'connect,tributary,librdkafka,eos,kafkajs,kafkajs-published,librdkafka-raw,perf')
+      .split(',')
+      .map((s) => s.trim()),
   );
   for (const id of only) {
-    if (!['connect', 'tributary', 'librdkafka', 'eos', 'kafkajs', 'librdkafka-raw', 'perf'].includes(id))
+    if (!['connect', 'tributary', 'librdkafka', 'eos', 'kafkajs', 'kafkajs-published', 'librdkafka-raw', 'perf'].includes(id))
       throw new SetupError(`--only: unknown contender '${id}'\n${USAGE}`);
   }
   const list = (name: string, fallback: readonly number[], min = 1): number[] => {
@@ -210,7 +209,6 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
     verify: flags.has('no-verify') ? false : flags.has('verify') ? flags.get('verify') !== 'false' : records <= 100_000,
     bootstrap: flags.get('bootstrap'),
     tributaryFrom: flags.get('tributary-from'),
-    patchedKafkajs: flags.get('patched-kafkajs') === 'true',
     nodeOptions: (flags.get('node-options') ?? '').split(' ').filter((o) => o !== ''),
     tributarySet: Object.fromEntries(
       (flags.get('tributary-set') ?? '')
