@@ -71,7 +71,7 @@ export function tributary(
       ...(exactlyOnce
         ? [
             'exactly.once.source.support=enabled, transaction.boundary=poll: one Kafka transaction per poll round with the offsets in a compacted offsets topic (not the file); the transactional producer is idempotent with acks=all',
-            'the topic end offsets the harness watches include one commit marker per transaction, so "all records in the topic" is seen up to one transaction early; the stop + commit column holds the rest. Every record is read back (read_committed) and checked',
+            'the topic end offsets the harness watches include one commit marker per transaction, so "all records in the topic" is seen up to two transactions early: the harness then waits for the committed offsets to reach the end of the file before it stops the worker (in the stop + commit column)',
           ]
         : []),
       `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}, default heap; pino log at info`,
