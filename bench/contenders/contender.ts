@@ -65,6 +65,11 @@ export interface Launch {
   readonly kind: 'worker' | 'oneshot';
   /** After exit: the source offset (byte position) committed for the input file (summed over `copies`), if the contender commits any. */
   readonly committedPosition?: () => Promise<number | undefined>;
+  /**
+   * While running: one read of the committed position, no settling re-read (transactional
+   * contenders: the harness waits for it to reach the end of the input before the stop).
+   */
+  readonly committedPositionNow?: () => Promise<number | undefined>;
   /** After exit: the records the committed offsets cover (the synthetic source: the sum of its sequence numbers). */
   readonly committedRecords?: () => Promise<number | undefined>;
 }

@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BenchSettings } from '../lib/settings.js';
 import { type Contender, type Launch, properties, type RunContext, sumOfOffsets } from './contender.js';
-import { topicPosition } from './tributary.js';
+import { readPosition, topicPosition } from './tributary.js';
 
 /** `kafka-run-class.sh`'s KAFKA_JVM_PERFORMANCE_OPTS, shared by every Java tool the scripts start. */
 export const KAFKA_RUN_CLASS_OPTIONS: readonly string[] = [
@@ -134,6 +134,7 @@ export function kafkaConnectExactlyOnce(settings: BenchSettings, java: string, l
       `Kafka Connect ${version} distributed (one worker), exactly.once.source.support=enabled, FileStreamSourceConnector created over REST, tasks.max=1, batch.size=${settings.sourceBatchLines}, transaction.boundary=poll`,
       "key.converter and value.converter: org.apache.kafka.connect.storage.StringConverter (the line's UTF-8 bytes, null key)",
       `offsets, configs and status in topics of the run (replication factor 1), offset.flush.interval.ms=${settings.flushIntervalMs}; the task's producer is Connect's transactional one (acks=all, idempotent)`,
+      'the harness stops the worker once the committed offsets reach the end of the file (the topic end offsets count commit markers); stop + commit includes that wait',
       `JVM: ${CONNECT_JVM_OPTIONS.join(' ')} (connect-distributed.sh defaults); log4j2 INFO`,
     ],
     async launch(run: RunContext): Promise<Launch> {
@@ -185,6 +186,7 @@ export function kafkaConnectExactlyOnce(settings: BenchSettings, java: string, l
         ],
         kind: 'worker',
         committedPosition: () => topicPosition(run.bootstrap, offsetsTopic),
+        committedPositionNow: () => readPosition(run.bootstrap, offsetsTopic),
       };
     },
   };

@@ -71,7 +71,7 @@ export function tributary(
       ...(exactlyOnce
         ? [
             'exactly.once.source.support=enabled, transaction.boundary=poll: one Kafka transaction per poll round with the offsets in a compacted offsets topic (not the file); the transactional producer is idempotent with acks=all',
-            'the topic end offsets the harness watches include one commit marker per transaction, so "all records in the topic" is seen up to two transactions early: the harness then waits for the committed offsets to reach the end of the file before it stops the worker (in the stop + commit column)',
+            'the topic end offsets the harness watches include one commit marker per transaction, so "all records in the topic" is seen up to two transactions early: the harness then waits for the committed offsets to reach the end of the file before it stops the worker (stop + commit includes that wait and its reads of the offsets topic). Every record is read back (read_committed) and checked',
           ]
         : []),
       `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}, default heap; pino log at info`,
@@ -121,6 +121,7 @@ export function tributary(
         args: [...nodeOptions, cli, 'standalone', worker, ...connectors],
         kind: 'worker',
         committedPosition: () => (exactlyOnce ? topicPosition(run.bootstrap, offsetsTopic) : sumOfOffsets(offsetsFile)),
+        ...(exactlyOnce ? { committedPositionNow: () => readPosition(run.bootstrap, offsetsTopic) } : {}),
       };
     },
   };
@@ -143,7 +144,8 @@ export async function topicPosition(bootstrap: string, topic: string): Promise<n
   return last;
 }
 
-async function readPosition(bootstrap: string, topic: string): Promise<number | undefined> {
+/** One read of the position committed in an offsets topic (read_committed). */
+export async function readPosition(bootstrap: string, topic: string): Promise<number | undefined> {
   const kafka = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const store = new KafkaOffsetStore({ kafka, topic, logger: { warn() {} } });
   await store.start();

@@ -189,14 +189,20 @@ async function measure(
       problems.push(
         proc.running ? `not all records in the topic after ${timeoutMs} ms` : 'exited before all records were in the topic',
       );
-    else if (contender.transactional && launch.committedPosition !== undefined) {
+    else if (contender.transactional && launch.committedPositionNow !== undefined) {
       // The end offsets count a commit marker per transaction, so "every record" shows up to about
       // two transactions before the last one commits, and a stop then would leave them unwritten
       // (aborted with their offsets: consistent, but not the whole file). Wait for the committed
-      // offsets to reach the end of the input first.
+      // offsets to reach the end of the input first. A read that fails counts as not there yet;
+      // one that does not get there in time is reported by the position check after the stop.
       const target = env.inputBytes * copies;
       const deadline = performance.now() + 60_000;
-      while (proc.running && performance.now() < deadline && (await launch.committedPosition()) !== target) {
+      const reached = () =>
+        launch.committedPositionNow?.().then(
+          (position) => position === target,
+          () => false,
+        );
+      while (proc.running && performance.now() < deadline && !(await reached())) {
         await new Promise((r) => setTimeout(r, 100));
       }
     }

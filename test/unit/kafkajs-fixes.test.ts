@@ -151,6 +151,25 @@ describe('kafkajs as Tributary loads it', () => {
     expect(encoded).toBeGreaterThan(100);
   });
 
+  it('sorts equal timestamps of both types (number, digit string) as kafkajs does', async () => {
+    const fixedRequest = require(REQUEST) as ProduceRequest;
+    const kafkajsRequest = original<ProduceRequest>(REQUEST);
+    vi.spyOn(Date, 'now').mockReturnValue(1_764_633_600_000);
+    const timestamps = [1_764_633_600_001, '1764633600000', 1_764_633_600_000, '1764633600001', '1764633600000'];
+    const args = {
+      acks: -1,
+      timeout: 1000,
+      topicData: [
+        {
+          topic: 't',
+          partitions: [{ partition: 0, messages: timestamps.map((timestamp) => ({ value: Buffer.from('v'), timestamp })) }],
+        },
+      ],
+    };
+    const ours = (await fixedRequest(args).encode()).buffer;
+    expect(ours.equals((await kafkajsRequest(args).encode()).buffer)).toBe(true);
+  });
+
   it('sorts a NaN timestamp as kafkajs does (last), not first, so the batch keeps its times', async () => {
     const fixedRequest = require(REQUEST) as ProduceRequest;
     const kafkajsRequest = original<ProduceRequest>(REQUEST);
