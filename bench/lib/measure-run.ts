@@ -190,6 +190,7 @@ async function measure(
         proc.running ? `not all records in the topic after ${timeoutMs} ms` : 'exited before all records were in the topic',
       );
     else if (contender.transactional && launch.committedPositionNow !== undefined) {
+      const readNow = launch.committedPositionNow;
       // The end offsets count a commit marker per transaction, so "every record" shows up to about
       // two transactions before the last one commits, and a stop then would leave them unwritten
       // (aborted with their offsets: consistent, but not the whole file). Wait for the committed
@@ -198,7 +199,7 @@ async function measure(
       const target = env.inputBytes * copies;
       const deadline = performance.now() + 60_000;
       const reached = () =>
-        launch.committedPositionNow?.().then(
+        readNow().then(
           (position) => position === target,
           () => false,
         );

@@ -84,6 +84,9 @@ export interface ProducerSettings {
   readonly tributaryBatchRecords: number;
 }
 
+/** What `--only` takes, and runs when it is not given. */
+const ONLY_IDS = ['connect', 'tributary', 'librdkafka', 'eos', 'kafkajs', 'kafkajs-published', 'librdkafka-raw', 'perf'] as const;
+
 const USAGE = `Usage: npx tsx bench/run.ts [options]
   --records=N            lines in the input file, one record each (default 1000000)
   --line-bytes=N         bytes per line, newline excluded (default 100)
@@ -171,14 +174,10 @@ export function parseSettings(argv: readonly string[], defaultOut: string): Benc
     return n;
   };
   const records = int('records', 1_000_000);
-  const only = new Set(
-    (flags.get('only') ?? 'connect,tributary,librdkafka,eos,kafkajs,kafkajs-published,librdkafka-raw,perf')
-      .split(',')
-      .map((s) => s.trim()),
-  );
+  const given = flags.get('only');
+  const only = new Set(given === undefined ? ONLY_IDS : given.split(',').map((s) => s.trim()));
   for (const id of only) {
-    if (!['connect', 'tributary', 'librdkafka', 'eos', 'kafkajs', 'kafkajs-published', 'librdkafka-raw', 'perf'].includes(id))
-      throw new SetupError(`--only: unknown contender '${id}'\n${USAGE}`);
+    if (!(ONLY_IDS as readonly string[]).includes(id)) throw new SetupError(`--only: unknown contender '${id}'\n${USAGE}`);
   }
   const list = (name: string, fallback: readonly number[], min = 1): number[] => {
     const v = flags.get(name);

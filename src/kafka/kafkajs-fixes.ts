@@ -159,6 +159,33 @@ interface CjsModuleClass {
   _nodeModulePaths(dir: string): string[];
 }
 
+const require = createRequire(import.meta.url);
+const Module = require('node:module') as unknown as CjsModuleClass;
+
+/** A fresh CommonJS module for the file `filename`, resolving its own `require`s from there; not in the cache. */
+function moduleAt(filename: string): CjsModule {
+  const m = new Module(filename);
+  m.filename = filename;
+  m.paths = Module._nodeModulePaths(dirname(filename));
+  return m;
+}
+
+/**
+ * `source` compiled as the CommonJS module of the file `filename` (its relative `require`s
+ * resolve from there), outside the module cache.
+ *
+ * @example
+ * ```ts
+ * const m = compileCommonJs('/tmp/answer.js', 'module.exports = 42');
+ * // m.exports: 42
+ * ```
+ */
+export function compileCommonJs(filename: string, source: string): { exports: unknown } {
+  const m = moduleAt(filename);
+  m._compile(source, filename);
+  return m;
+}
+
 function isOurs(exports: unknown): boolean {
   return (typeof exports === 'function' || (typeof exports === 'object' && exports !== null)) && FIXED in exports;
 }
@@ -177,10 +204,10 @@ export function installKafkajsFixes(require: NodeJS.Require): KafkajsFixes {
     return { applied, notApplied: [`kafkajs's package.json could not be read: ${(e as Error).message.split('\n')[0]}`] };
   }
   if (version !== '2.2.4') return { applied, notApplied: [`kafkajs is ${String(version)}, and the fixes are made for 2.2.4`] };
-  const Module = require('node:module') as unknown as CjsModuleClass;
   const cache = require.cache;
 
-  const install = (name: string, file: string, make: (m: CjsModule) => void): void => {
+  /** Puts the module `make` returns for `file` into the cache, unless the file is there already. */
+  const install = (name: string, file: string, make: (filename: string) => { exports: unknown }): void => {
     let filename: string;
     try {
       filename = require.resolve(file);
@@ -194,11 +221,9 @@ export function installKafkajsFixes(require: NodeJS.Require): KafkajsFixes {
       else notApplied.push(`${name}: kafkajs was loaded before Tributary's kafkajs module, so its own ${file} is in use`);
       return;
     }
-    const m = new Module(filename);
-    m.filename = filename;
-    m.paths = Module._nodeModulePaths(dirname(filename));
+    let m: { exports: unknown; loaded?: boolean };
     try {
-      make(m);
+      m = make(filename);
     } catch (e) {
       notApplied.push(`${name}: ${(e as Error).message}`);
       return;
@@ -209,21 +234,20 @@ export function installKafkajsFixes(require: NodeJS.Require): KafkajsFixes {
     applied.push(name);
   };
 
-  install('groupMessagesPerPartition', 'kafkajs/src/producer/groupMessagesPerPartition.js', (m) => {
-    const original = readFileSync(m.filename, 'utf8');
-    if (original !== GROUP_SOURCE_2_2_4) throw new Error(`${m.filename} is not kafkajs 2.2.4's`);
+  install('groupMessagesPerPartition', 'kafkajs/src/producer/groupMessagesPerPartition.js', (filename) => {
+    if (readFileSync(filename, 'utf8') !== GROUP_SOURCE_2_2_4) throw new Error(`${filename} is not kafkajs 2.2.4's`);
+    const m = moduleAt(filename);
     // A function of this module's own, so the mark does not land on a function shared with anything else.
     m.exports = (input: GroupInput<unknown>) => groupMessagesPerPartition(input);
+    return m;
   });
-  install('produce-v3-request', 'kafkajs/src/protocol/requests/produce/v3/request.js', (m) => {
-    const fixed = fixProduceRequestSource(readFileSync(m.filename, 'utf8'));
-    if ('reason' in fixed) throw new Error(`${m.filename}: ${fixed.reason}`);
-    m._compile(fixed.source, m.filename);
+  install('produce-v3-request', 'kafkajs/src/protocol/requests/produce/v3/request.js', (filename) => {
+    const fixed = fixProduceRequestSource(readFileSync(filename, 'utf8'));
+    if ('reason' in fixed) throw new Error(`${filename}: ${fixed.reason}`);
+    return compileCommonJs(filename, fixed.source);
   });
   return { applied, notApplied };
 }
-
-const require = createRequire(import.meta.url);
 
 /** The warning a worker logs when kafkajs runs without the fixes, with {@link KafkajsFixes.notApplied}. */
 export const KAFKAJS_UNFIXED =

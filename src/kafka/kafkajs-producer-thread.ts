@@ -7,10 +7,10 @@
  * rejections no one handled.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { CompressionTypes, KafkaConfig, logLevel, ProducerConfig, RecordMetadata, TopicMessages } from 'kafkajs';
+import type { CompressionTypes, KafkaConfig, ProducerConfig, RecordMetadata, TopicMessages } from 'kafkajs';
 import { installKafkajsRejectionGuard } from './install-kafkajs-rejection-guard.js';
 import { kafkajsSecurityOptions } from './kafka-client-security.js';
-import { KAFKAJS_UNFIXED, Kafka, kafkajsFixes } from './kafkajs-fixes.js';
+import { KAFKAJS_UNFIXED, Kafka, kafkajsFixes, logLevel } from './kafkajs-fixes.js';
 import { type FromThread, partitionsOf, serializeError, type ToThread, unpackTopics } from './kafkajs-thread-protocol.js';
 import { indexResponse, unacknowledged } from './produce-response.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
@@ -55,7 +55,7 @@ const producer = kafka.producer({ ...data.producer, createPartitioner: retryStab
   const unfixed = kafkajsFixes.notApplied.length > 0;
   post({
     op: 'log',
-    level: unfixed ? 2 : 5, // kafkajs's logLevel.WARN, logLevel.DEBUG
+    level: unfixed ? logLevel.WARN : logLevel.DEBUG,
     namespace: 'Tributary',
     label: unfixed ? 'WARN' : 'DEBUG',
     log: {

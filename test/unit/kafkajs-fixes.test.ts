@@ -1,10 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  compileCommonJs,
   fixProduceRequestSource,
   groupMessagesPerPartition,
   installKafkajsFixes,
@@ -17,16 +18,8 @@ const REQUEST = require.resolve('kafkajs/src/protocol/requests/produce/v3/reques
 const FIXED = Symbol.for('tributary.kafkajs-fix');
 
 /** kafkajs's own module from its file, as published, outside the module cache (where the fixed one is). */
-function original<T>(filename: string, source = readFileSync(filename, 'utf8')): T {
-  const Module = require('node:module') as unknown as {
-    new (id: string): { exports: unknown; filename: string; paths: string[]; _compile(source: string, filename: string): void };
-    _nodeModulePaths(dir: string): string[];
-  };
-  const m = new Module(filename);
-  m.filename = filename;
-  m.paths = Module._nodeModulePaths(dirname(filename));
-  m._compile(source, filename);
-  return m.exports as T;
+function original<T>(filename: string): T {
+  return compileCommonJs(filename, readFileSync(filename, 'utf8')).exports as T;
 }
 
 type Group = typeof groupMessagesPerPartition;
