@@ -59,8 +59,10 @@ describeKafka('the built CLI (tsup.config.ts)', () => {
       const got = await consumeAll(topic, 3000, 60_000);
       expect(got).toHaveLength(3000);
       expect(log).toContain('"event":"producer.thread"');
-      // The bundled thread loaded kafkajs with both fixes (src/kafka/kafkajs-fixes.ts).
-      expect(log).toContain('kafkajs fixes in force on the producer thread: groupMessagesPerPartition, produce-v3-request');
+      // The bundled thread loaded kafkajs with the three fixes (src/kafka/kafkajs-fixes.ts).
+      expect(log).toContain(
+        'kafkajs fixes in force on the producer thread: groupMessagesPerPartition, encoder, produce-v3-request',
+      );
       expect(log).not.toContain(KAFKAJS_UNFIXED);
     } finally {
       if (child.exitCode === null) child.kill('SIGTERM');

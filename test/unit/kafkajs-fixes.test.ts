@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compileFunction } from 'node:vm';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  compileCommonJs,
+  fixEncoderSource,
   fixProduceRequestSource,
   groupMessagesPerPartition,
   installKafkajsFixes,
@@ -15,11 +16,34 @@ import {
 const require = createRequire(import.meta.url);
 const GROUP = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
 const REQUEST = require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js');
+const ENCODER = require.resolve('kafkajs/src/protocol/encoder.js');
+const KAFKAJS_SRC = dirname(dirname(ENCODER));
 const FIXED = Symbol.for('tributary.kafkajs-fix');
 
-/** kafkajs's own module from its file, as published, outside the module cache (where the fixed one is). */
+/**
+ * kafkajs's own module from its file, as published, outside the module cache (where the fixed
+ * ones are), and so is every kafkajs module it requires, however deep (the request's encoder),
+ * each compiled once from its file for this call.
+ */
 function original<T>(filename: string): T {
-  return compileCommonJs(filename, readFileSync(filename, 'utf8')).exports as T;
+  const modules = new Map<string, { exports: unknown }>();
+  const load = (file: string): unknown => {
+    const loaded = modules.get(file);
+    if (loaded !== undefined) return loaded.exports;
+    const module = { exports: {} as unknown };
+    modules.set(file, module);
+    const resolve = createRequire(file).resolve;
+    const requireOriginal = (id: string): unknown => {
+      const resolved = resolve(id);
+      return resolved.startsWith(`${KAFKAJS_SRC}/`) ? load(resolved) : require(resolved);
+    };
+    const body = compileFunction(readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], {
+      filename: file,
+    });
+    body.call(module.exports, module.exports, requireOriginal, module, file, dirname(file));
+    return module.exports;
+  };
+  return load(filename) as T;
 }
 
 type Group = typeof groupMessagesPerPartition;
@@ -40,12 +64,18 @@ afterEach(() => {
 });
 
 describe('kafkajs as Tributary loads it', () => {
-  it('has both fixes in force, in the modules kafkajs itself requires', () => {
-    expect(kafkajsFixes).toEqual({ applied: ['groupMessagesPerPartition', 'produce-v3-request'], notApplied: [] });
-    // What kafkajs's sendMessages.js and produce/index.js get from require().
+  it('has the three fixes in force, in the modules kafkajs itself requires', () => {
+    expect(kafkajsFixes).toEqual({ applied: ['groupMessagesPerPartition', 'encoder', 'produce-v3-request'], notApplied: [] });
+    // What kafkajs's sendMessages.js, produce/index.js and every request module get from require().
     const kafkajsRequire = createRequire(GROUP);
     expect(FIXED in (kafkajsRequire('./groupMessagesPerPartition') as object)).toBe(true);
     expect(FIXED in (createRequire(REQUEST)('./request') as object)).toBe(true);
+    expect(FIXED in (createRequire(REQUEST)('../../../encoder') as object)).toBe(true);
+    // And the comparisons below compare against kafkajs's own encoder, not the fixed one.
+    expect(FIXED in (original<object>(ENCODER) as object)).toBe(false);
+    expect(String(original<{ prototype: { writeUVarInt: unknown } }>(ENCODER).prototype.writeUVarInt)).toContain(
+      'Buffer.from(byteArray)',
+    );
     // And a second install finds them.
     expect(installKafkajsFixes(require).notApplied).toEqual([]);
   });
@@ -75,6 +105,128 @@ describe('kafkajs as Tributary loads it', () => {
           }
         },
       ),
+    );
+  });
+
+  it('encodes every kind of field byte for byte as kafkajs 2.2.4 does, or fails as it does', () => {
+    /** A method of kafkajs's Encoder and its arguments. */
+    type Op = readonly [method: string, ...args: unknown[]];
+    interface EncoderLike {
+      readonly buffer: Buffer;
+      writeVarIntArray(array: EncoderLike[], type: 'object'): EncoderLike;
+    }
+    interface EncoderClass {
+      new (initialSize?: number): EncoderLike;
+      readonly prototype: EncoderLike;
+      sizeOfVarLong(value: unknown): number;
+    }
+    const Fixed = require(ENCODER) as EncoderClass;
+    const Theirs = original<EncoderClass>(ENCODER);
+    expect(Fixed).not.toBe(Theirs);
+    const data = fc.oneof(
+      fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
+      fc.string({ maxLength: 40 }),
+      fc.constant(null),
+    );
+    // Varlongs: integers either side of the fix's bound (2^30 in magnitude), far beyond it,
+    // and what kafkajs's Long path alone takes (non-integers, NaN, -0, digit strings).
+    const long = fc.oneof(
+      fc.integer({ min: -(2 ** 30) - 3, max: -(2 ** 30) + 3 }),
+      fc.integer({ min: 2 ** 30 - 3, max: 2 ** 30 + 3 }),
+      fc.integer(),
+      fc.maxSafeInteger(),
+      fc.constantFrom(0, -0, 1, -1, 63, 64, -64, -65, 8191, 8192, Number.NaN, 1.5, -2.5, 2 ** 31, -(2 ** 31), 2 ** 53),
+      fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String),
+    );
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.tuple(fc.constant('writeInt8'), fc.integer({ min: -128, max: 127 })),
+      fc.tuple(fc.constant('writeInt16'), fc.integer({ min: -32768, max: 32767 })),
+      fc.tuple(fc.constant('writeInt32'), fc.integer()),
+      fc.tuple(fc.constant('writeUInt32'), fc.nat()),
+      fc.tuple(fc.constant('writeInt64'), long),
+      fc.tuple(fc.constant('writeDouble'), fc.double()),
+      fc.tuple(fc.constant('writeBoolean'), fc.boolean()),
+      fc.tuple(
+        fc.constantFrom('writeString', 'writeVarIntString', 'writeUVarIntString'),
+        fc.option(fc.string({ maxLength: 40 }), { nil: null }),
+      ),
+      fc.tuple(fc.constantFrom('writeBytes', 'writeVarIntBytes', 'writeUVarIntBytes'), data),
+      fc.tuple(fc.constantFrom('writeVarInt', 'writeUVarInt'), fc.oneof(fc.integer(), fc.nat(300), fc.maxSafeInteger())),
+      fc.tuple(fc.constant('writeVarLong'), long),
+      fc.tuple(fc.constant('writeArray'), fc.array(fc.integer(), { maxLength: 5 }), fc.constant('int32')),
+      fc.tuple(fc.constant('writeArray'), fc.array(fc.string({ maxLength: 5 }), { maxLength: 5 }), fc.constant('string')),
+    );
+    // Each method the ops call is one both encoders have (a missing one would fail alike in both).
+    for (const m of [
+      'writeInt8',
+      'writeInt16',
+      'writeInt32',
+      'writeUInt32',
+      'writeInt64',
+      'writeDouble',
+      'writeBoolean',
+      'writeString',
+      'writeVarIntString',
+      'writeUVarIntString',
+      'writeBytes',
+      'writeVarIntBytes',
+      'writeUVarIntBytes',
+      'writeVarInt',
+      'writeUVarInt',
+      'writeVarLong',
+      'writeArray',
+    ]) {
+      expect(typeof (Fixed.prototype as unknown as Record<string, unknown>)[m]).toBe('function');
+      expect(typeof (Theirs.prototype as unknown as Record<string, unknown>)[m]).toBe('function');
+    }
+    const program = fc.record({
+      initialSize: fc.option(fc.integer({ min: 1, max: 2048 }), { nil: undefined }),
+      ops: fc.array(op, { maxLength: 40 }),
+      // Encoders written into this one (kafkajs writes a record's encoder into its batch's).
+      nested: fc.array(fc.array(op, { maxLength: 6 }), { maxLength: 4 }),
+    });
+    const run = (Encoder: EncoderClass, p: { initialSize: number | undefined; ops: Op[]; nested: Op[][] }) => {
+      try {
+        const apply = (e: EncoderLike, ops: readonly Op[]) => {
+          for (const [method, ...args] of ops)
+            (e as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!.apply(e, args);
+          return e;
+        };
+        const e = apply(p.initialSize === undefined ? new Encoder() : new Encoder(p.initialSize), p.ops);
+        const inner = p.nested.map((ops) => apply(new Encoder(), ops));
+        if (inner.length > 0) e.writeVarIntArray(inner, 'object');
+        return { bytes: e.buffer.toString('hex') };
+      } catch (e) {
+        return { error: String(e) };
+      }
+    };
+    // Every byte the fixed encoder's buffers start with is 0xa5, not a zero: an unwritten byte
+    // that reached its output would differ from kafkajs's.
+    const allocUnsafe = Buffer.allocUnsafe;
+    vi.spyOn(Buffer, 'allocUnsafe').mockImplementation((size: number) => allocUnsafe(size).fill(0xa5));
+    let encoded = 0;
+    fc.assert(
+      fc.property(program, (p) => {
+        const ours = run(Fixed, p);
+        expect(ours).toEqual(run(Theirs, p));
+        if ('bytes' in ours) encoded++;
+      }),
+      { numRuns: 500 },
+    );
+    expect(encoded).toBeGreaterThan(200);
+    expect(Buffer.allocUnsafe).toHaveBeenCalled();
+    fc.assert(
+      fc.property(long, (v) => {
+        const size = (Encoder: EncoderClass) => {
+          try {
+            return Encoder.sizeOfVarLong(v);
+          } catch (e) {
+            return String(e);
+          }
+        };
+        expect(size(Fixed)).toBe(size(Theirs));
+      }),
+      { numRuns: 2000 },
     );
   });
 
@@ -213,7 +365,7 @@ describe('installKafkajsFixes', () => {
     const result = installKafkajsFixes(requireWith('2.2.4', cache));
     expect(result.notApplied).toEqual([expect.stringContaining('groupMessagesPerPartition: kafkajs was loaded before')]);
     // The request module was not loaded yet: it is fixed, in that cache only.
-    expect(result.applied).toEqual(['produce-v3-request']);
+    expect(result.applied).toEqual(['encoder', 'produce-v3-request']);
     expect(FIXED in ((cache as Record<string, { exports: object }>)[REQUEST]?.exports ?? {})).toBe(true);
   });
 
@@ -233,6 +385,13 @@ describe('installKafkajsFixes', () => {
     expect(fixProduceRequestSource(changed)).toEqual({ reason: expect.stringContaining("'.filter(timestamp") });
     const twice = `${source}\n${source}`;
     expect(fixProduceRequestSource(twice)).toEqual({ reason: expect.stringContaining('is not there once') });
+  });
+
+  it("refuses an encoder whose text is not kafkajs 2.2.4's", () => {
+    const source = readFileSync(ENCODER, 'utf8');
+    expect('source' in fixEncoderSource(source)).toBe(true);
+    const changed = source.replace('Buffer.alloc(newLength)', 'Buffer.alloc(newLength * 2)');
+    expect(fixEncoderSource(changed)).toEqual({ reason: expect.stringContaining("'const newBuffer = Buffer.alloc(newLength)'") });
   });
 });
 
