@@ -176,6 +176,14 @@ async function measure(
       untilAfterFirst(progress, env.stopAfterS as number, end).then(() => 'time' as const),
     ]);
     if (ended === 'ended' && proc.running) problems.push(`no records in the topic after ${timeoutMs} ms`);
+    if (ended === 'all' && launch.kind === 'oneshot' && proc.running) {
+      // A one-shot program that has written the whole input exits by itself: a stop sent now can
+      // land in its own shutdown (the raw librdkafka producer's disconnect), where Node no longer
+      // handles the signal and the run would read "ended with SIGTERM". Give it 30 s first.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([proc.outcome, new Promise<void>((r) => (grace = setTimeout(r, 30_000)))]);
+      clearTimeout(grace);
+    }
     if (proc.running) {
       atStop = progress.count;
       stopSentAt = performance.now();
