@@ -46,7 +46,7 @@ const FIXED = Symbol.for('tributary.kafkajs-fix');
 
 /** What became of the fixes in this thread (each thread has its own modules). */
 export interface KafkajsFixes {
-  /** The fixes in force: `groupMessagesPerPartition`, `produce-v3-request`, `encoder`. */
+  /** The fixes in force, in this order when all are: `groupMessagesPerPartition`, `encoder`, `produce-v3-request`. */
   readonly applied: readonly string[];
   /** For each fix not in force, why (kafkajs is then used as it is for that part). */
   readonly notApplied: readonly string[];

@@ -113,7 +113,6 @@ describe('kafkajs as Tributary loads it', () => {
     type Op = readonly [method: string, ...args: unknown[]];
     interface EncoderLike {
       readonly buffer: Buffer;
-      writeVarIntArray(array: EncoderLike[], type: 'object'): EncoderLike;
     }
     interface EncoderClass {
       new (initialSize?: number): EncoderLike;
@@ -123,9 +122,11 @@ describe('kafkajs as Tributary loads it', () => {
     const Fixed = require(ENCODER) as EncoderClass;
     const Theirs = original<EncoderClass>(ENCODER);
     expect(Fixed).not.toBe(Theirs);
+    // Strings of any UTF-16 code units: multi-byte characters and lone surrogates included.
+    const text = (maxLength: number) => fc.string({ maxLength, unit: 'binary' });
     const data = fc.oneof(
       fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
-      fc.string({ maxLength: 40 }),
+      text(40),
       fc.constant(null),
     );
     // Varlongs: integers either side of the fix's bound (2^30 in magnitude), far beyond it,
@@ -146,15 +147,25 @@ describe('kafkajs as Tributary loads it', () => {
       fc.tuple(fc.constant('writeInt64'), long),
       fc.tuple(fc.constant('writeDouble'), fc.double()),
       fc.tuple(fc.constant('writeBoolean'), fc.boolean()),
-      fc.tuple(
-        fc.constantFrom('writeString', 'writeVarIntString', 'writeUVarIntString'),
-        fc.option(fc.string({ maxLength: 40 }), { nil: null }),
-      ),
+      fc.tuple(fc.constantFrom('writeString', 'writeVarIntString', 'writeUVarIntString'), fc.option(text(40), { nil: null })),
       fc.tuple(fc.constantFrom('writeBytes', 'writeVarIntBytes', 'writeUVarIntBytes'), data),
-      fc.tuple(fc.constantFrom('writeVarInt', 'writeUVarInt'), fc.oneof(fc.integer(), fc.nat(300), fc.maxSafeInteger())),
+      fc.tuple(
+        fc.constantFrom('writeVarInt', 'writeUVarInt'),
+        fc.oneof(
+          fc.integer(),
+          fc.nat(300),
+          fc.maxSafeInteger(),
+          fc.constantFrom(-1, -0, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 40, Number.NaN, 1.5, '7'),
+        ),
+      ),
       fc.tuple(fc.constant('writeVarLong'), long),
       fc.tuple(fc.constant('writeArray'), fc.array(fc.integer(), { maxLength: 5 }), fc.constant('int32')),
-      fc.tuple(fc.constant('writeArray'), fc.array(fc.string({ maxLength: 5 }), { maxLength: 5 }), fc.constant('string')),
+      fc.tuple(fc.constant('writeArray'), fc.array(text(5), { maxLength: 5 }), fc.constant('string')),
+      fc.tuple(fc.constant('writeArray'), fc.array(fc.oneof(fc.integer(), text(5)), { maxLength: 5 })),
+      fc.tuple(
+        fc.constant('writeBuffer'),
+        fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
+      ),
     );
     // Each method the ops call is one both encoders have (a missing one would fail alike in both).
     for (const m of [
@@ -175,6 +186,12 @@ describe('kafkajs as Tributary loads it', () => {
       'writeUVarInt',
       'writeVarLong',
       'writeArray',
+      'writeBuffer',
+      'writeEncoder',
+      'writeEncoderArray',
+      'writeVarIntArray',
+      'writeUVarIntArray',
+      'writeNullableArray',
     ]) {
       expect(typeof (Fixed.prototype as unknown as Record<string, unknown>)[m]).toBe('function');
       expect(typeof (Theirs.prototype as unknown as Record<string, unknown>)[m]).toBe('function');
@@ -182,10 +199,21 @@ describe('kafkajs as Tributary loads it', () => {
     const program = fc.record({
       initialSize: fc.option(fc.integer({ min: 1, max: 2048 }), { nil: undefined }),
       ops: fc.array(op, { maxLength: 40 }),
-      // Encoders written into this one (kafkajs writes a record's encoder into its batch's).
+      // Encoders written into this one (kafkajs writes a record's encoder into its batch's), and how.
       nested: fc.array(fc.array(op, { maxLength: 6 }), { maxLength: 4 }),
+      join: fc.constantFrom(
+        ['writeVarIntArray', 'object'],
+        ['writeUVarIntArray', 'object'],
+        ['writeArray', 'object'],
+        ['writeArray'],
+        ['writeNullableArray', 'object'],
+        ['writeEncoderArray'],
+        ['writeEncoder'],
+        ['writeBuffer'],
+      ),
     });
-    const run = (Encoder: EncoderClass, p: { initialSize: number | undefined; ops: Op[]; nested: Op[][] }) => {
+    type Program = { initialSize: number | undefined; ops: Op[]; nested: Op[][]; join: readonly string[] };
+    const run = (Encoder: EncoderClass, p: Program) => {
       try {
         const apply = (e: EncoderLike, ops: readonly Op[]) => {
           for (const [method, ...args] of ops)
@@ -194,7 +222,11 @@ describe('kafkajs as Tributary loads it', () => {
         };
         const e = apply(p.initialSize === undefined ? new Encoder() : new Encoder(p.initialSize), p.ops);
         const inner = p.nested.map((ops) => apply(new Encoder(), ops));
-        if (inner.length > 0) e.writeVarIntArray(inner, 'object');
+        const [join, type] = p.join as [string, string | undefined];
+        if (join === 'writeEncoder') for (const i of inner) apply(e, [['writeEncoder', i]]);
+        else if (join === 'writeBuffer') for (const i of inner) apply(e, [['writeBuffer', i.buffer]]);
+        else if (join === 'writeEncoderArray') apply(e, [['writeEncoderArray', inner]]);
+        else apply(e, [type === undefined ? [join, inner] : [join, inner, type]]);
         return { bytes: e.buffer.toString('hex') };
       } catch (e) {
         return { error: String(e) };
@@ -228,6 +260,34 @@ describe('kafkajs as Tributary loads it', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("writes varints and varlongs that end at or past its buffer's end as kafkajs 2.2.4 does", () => {
+    type Encoder = { readonly buffer: Buffer } & Record<string, (value: unknown) => unknown>;
+    type EncoderClass = new (initialSize?: number) => Encoder;
+    const Fixed = require(ENCODER) as EncoderClass;
+    const Theirs = original<EncoderClass>(ENCODER);
+    // 1 to 5 bytes as varints; both sides of the varlong fast path's bound.
+    const values = [0, 1, -1, 127, 128, 0x7fffffff, 2 ** 31, 0xffffffff, 2 ** 30 - 1, 2 ** 30, -(2 ** 30), -(2 ** 31)];
+    let compared = 0;
+    for (let capacity = 2; capacity <= 1024; capacity *= 2) {
+      for (let left = 0; left <= 5; left++) {
+        for (const method of ['writeUVarInt', 'writeVarInt', 'writeVarLong']) {
+          for (const value of values) {
+            // An encoder of `capacity` bytes (kafkajs rounds its initial size up to a power of two) with `left` of them free.
+            const bytes = (E: EncoderClass) => {
+              const e = new E(capacity - 1);
+              for (let i = 0; i < capacity - left; i++) e.writeInt8!(0);
+              e[method]!(value);
+              return e.buffer.toString('hex');
+            };
+            expect(bytes(Fixed), `${method}(${value}) with ${left} of ${capacity} bytes free`).toBe(bytes(Theirs));
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBe(10 * 6 * 3 * values.length);
   });
 
   it('encodes Produce requests byte for byte as kafkajs 2.2.4 does, or fails as it does', async () => {
