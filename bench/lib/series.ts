@@ -15,6 +15,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_MAX_IN_FLIGHT_RECORDS } from '../../src/runtime/task-settings.js';
 import { WORK_DIR } from '../connect/fetch.js';
 import type { Contender } from '../contenders/contender.js';
 import { kafkaConnect } from '../contenders/kafka-connect.js';
@@ -248,7 +249,7 @@ async function rssSeries(ctx: SeriesContext): Promise<SeriesResult> {
     }
   }
   const slow: SlowBrokerRun[] = [];
-  const inFlightRecords = Number(settings.tributarySet['task.max.in.flight.records'] ?? 20_000);
+  const inFlightRecords = Number(settings.tributarySet['task.max.in.flight.records'] ?? DEFAULT_MAX_IN_FLIGHT_RECORDS);
   if (java === undefined) {
     ctx.say('  slow broker skipped: it needs Java and the Kafka Connect jars (their Admin client sets the quota)');
   } else {

@@ -41,7 +41,7 @@ import {
   type TransactionalRecordSender,
 } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
-import type { TaskSettings } from './task-settings.js';
+import { inFlightBound, type TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
 import { MAX_TOPIC_LENGTH, topicNameProblem } from './topic-name.js';
 import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
@@ -227,6 +227,8 @@ export class TaskRunner<P, O, C> {
   /** Exactly-once: the transactional sender and its settings (both undefined when off). */
   private readonly tx: TransactionalRecordSender | undefined;
   private readonly txSettings: TransactionSettings | undefined;
+  /** Records in flight at which polling pauses ({@link inFlightBound}). */
+  private readonly maxInFlight: number;
   /** Source offsets of the records in the open transaction, by partition key. */
   private txOffsets = new Map<string, Committable<JsonObject, JsonObject>>();
   /** Records in the open transaction. */
@@ -280,6 +282,7 @@ export class TaskRunner<P, O, C> {
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);
     this.txSettings = options.transactions;
+    this.maxInFlight = inFlightBound(options.settings, options.transactions);
     if (options.transactions !== undefined) {
       if (!isTransactionalSender(options.sender)) {
         throw new TributaryError(
@@ -324,7 +327,7 @@ export class TaskRunner<P, O, C> {
     return (
       `Kafka has not acknowledged records of task ${this.id} for ${Math.round(stall.durationMs / 1000)} s ` +
       `(since ${new Date(stall.since).toISOString()}): ${stall.reason}. The records are kept and sent again in order; ` +
-      `polling pauses while ${this.settings.maxInFlight} records are unacknowledged. ` +
+      `polling pauses while ${this.maxInFlight} records are unacknowledged. ` +
       'Check that the brokers in bootstrap.servers are up and reachable from this worker.'
     );
   }
@@ -494,7 +497,7 @@ export class TaskRunner<P, O, C> {
 
   private async pollLoop(): Promise<void> {
     while (!this.stopping) {
-      if (this.status.state !== 'RUNNING' || this.submitted.inFlight >= this.settings.maxInFlight) {
+      if (this.status.state !== 'RUNNING' || this.submitted.inFlight >= this.maxInFlight) {
         await new Promise<void>((resolve) => {
           this.wakeLoop = resolve;
         });
@@ -584,7 +587,7 @@ export class TaskRunner<P, O, C> {
           this.stopping ||
           this.backlog !== undefined ||
           this.stall !== undefined ||
-          this.submitted.inFlight >= 2 * this.settings.maxInFlight
+          this.submitted.inFlight >= 2 * this.maxInFlight
         ) {
           return false;
         }
@@ -997,7 +1000,7 @@ export class TaskRunner<P, O, C> {
     }
     this.listener.recordAckedTo?.(topic, out?.heartbeat === true);
     const inFlight = this.submitted.inFlight;
-    if (this.wakeLoop && inFlight < this.settings.maxInFlight) this.wake();
+    if (this.wakeLoop && inFlight < this.maxInFlight) this.wake();
     if (this.wakeDrained && inFlight === 0) this.wakeDrained();
   }
 
@@ -1545,7 +1548,7 @@ export class TaskRunner<P, O, C> {
       this.discarding = false;
     }
     this.log.info({ event: 'transaction.aborted', records }, `transaction of ${records} record(s) aborted`);
-    if (this.wakeLoop && this.submitted.inFlight < this.settings.maxInFlight) this.wake();
+    if (this.wakeLoop && this.submitted.inFlight < this.maxInFlight) this.wake();
     const run = this.txChain
       .then(() => done)
       .then(

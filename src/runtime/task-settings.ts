@@ -6,6 +6,20 @@ import { CONVERTER_NAMES, type Converter, converterNamed } from './converters.js
 /** The worker's `heartbeat.topic` when none is configured. */
 export const DEFAULT_HEARTBEAT_TOPIC = 'tributary-heartbeats';
 
+/**
+ * `task.max.in.flight.records` when no config sets it. Above about 6,000 records of 100 B in flight
+ * on two cores, records outlive the main thread's young-generation collections and are copied and
+ * promoted, and the kafkajs sender writes about a third less (docs/benchmarks.md, seventh pass).
+ */
+export const DEFAULT_MAX_IN_FLIGHT_RECORDS = 5_000;
+
+/**
+ * `task.max.in.flight.records` when no config sets it, for an exactly-once task whose transactions
+ * end at an interval or where the task says: its records stay unacknowledged until their
+ * transaction commits, so the bound is also its largest transaction.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_RECORDS_HELD = 20_000;
+
 /** Worker-level settings that shape every task, as in Kafka Connect where the name exists there. */
 export const workerTaskConfig = defineConfig({
   'offset.flush.interval.ms': {
@@ -30,8 +44,10 @@ export const workerTaskConfig = defineConfig({
   },
   'task.max.in.flight.records': {
     type: configTypes.positiveInt,
-    default: 20_000,
-    description: 'Records sent but not yet acknowledged above which a task waits before its next poll round.',
+    default: DEFAULT_MAX_IN_FLIGHT_RECORDS,
+    description:
+      'Records sent but not yet acknowledged above which a task waits before its next poll round. ' +
+      'Default 5000; 20000 for an exactly-once task with transaction.boundary=interval or connector, whose records stay unacknowledged until their transaction commits.',
   },
   'task.poll.backoff.ms': {
     type: configTypes.nonNegativeInt,
@@ -125,7 +141,10 @@ export interface TaskSettings {
   readonly flushIntervalMs: number;
   readonly flushTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /** `task.max.in.flight.records`, or its default; the runner's bound is {@link inFlightBound}. */
   readonly maxInFlight: number;
+  /** Whether a worker or connector config set `task.max.in.flight.records` (else its default applies). */
+  readonly maxInFlightSet: boolean;
   readonly pollBackoffMs: number;
   readonly keyConverter: Converter;
   readonly valueConverter: Converter;
@@ -187,6 +206,7 @@ export function resolveTaskSettings(
     flushTimeoutMs: w.value['offset.flush.timeout.ms'],
     shutdownTimeoutMs: w.value['task.shutdown.graceful.timeout.ms'],
     maxInFlight: w.value['task.max.in.flight.records'],
+    maxInFlightSet: merged['task.max.in.flight.records'] !== undefined,
     pollBackoffMs: w.value['task.poll.backoff.ms'],
     keyConverter,
     valueConverter,
@@ -196,4 +216,28 @@ export function resolveTaskSettings(
     errorsLog: c.value['errors.log.enable'],
     errorsLogMessages: c.value['errors.log.include.messages'],
   };
+}
+
+/**
+ * The records a task may have sent and not yet acknowledged before it waits to poll again:
+ * `task.max.in.flight.records` when a config sets it; else {@link DEFAULT_MAX_IN_FLIGHT_RECORDS_HELD}
+ * for an exactly-once task whose transactions end at an interval or where the task says (its
+ * records stay unacknowledged until their transaction commits), and
+ * {@link DEFAULT_MAX_IN_FLIGHT_RECORDS} for every other task.
+ *
+ * @example
+ * ```ts
+ * const settings = resolveTaskSettings({}, {});
+ * inFlightBound(settings, undefined); // 5000
+ * inFlightBound(settings, { boundary: 'interval' }); // 20000
+ * inFlightBound(resolveTaskSettings({ 'task.max.in.flight.records': 800 }, {}), { boundary: 'interval' }); // 800
+ * ```
+ */
+export function inFlightBound(
+  settings: Pick<TaskSettings, 'maxInFlight' | 'maxInFlightSet'>,
+  transactions: { readonly boundary: 'poll' | 'interval' | 'connector' } | undefined,
+): number {
+  if (settings.maxInFlightSet) return settings.maxInFlight;
+  const held = transactions !== undefined && transactions.boundary !== 'poll';
+  return held ? DEFAULT_MAX_IN_FLIGHT_RECORDS_HELD : settings.maxInFlight;
 }

@@ -60,8 +60,20 @@ describe('resolveTaskSettings', () => {
       flushIntervalMs: 60_000,
       flushTimeoutMs: 5_000,
       shutdownTimeoutMs: 5_000,
-      maxInFlight: 20_000,
+      maxInFlight: 5_000,
+      maxInFlightSet: false,
       pollBackoffMs: 50,
+    });
+  });
+
+  it('says whether task.max.in.flight.records was set, by the worker or the connector', () => {
+    expect(resolveTaskSettings({ 'task.max.in.flight.records': 800 }, {})).toMatchObject({
+      maxInFlight: 800,
+      maxInFlightSet: true,
+    });
+    expect(resolveTaskSettings({}, { 'task.max.in.flight.records': '5000' })).toMatchObject({
+      maxInFlight: 5_000,
+      maxInFlightSet: true,
     });
   });
 

@@ -143,6 +143,46 @@ describe('exactly-once pipeline, transaction.boundary=interval', () => {
   });
 });
 
+describe('exactly-once pipeline: the in-flight bound', () => {
+  /** Rounds of 3,000 records each, numbered on from `n`. */
+  /** Virtual time in steps of a second (each poll round takes a few turns of the loop). */
+  const seconds = async (clock: VirtualClock, n: number) => {
+    for (let i = 0; i < n; i++) await clock.advanceBy('1s');
+  };
+  const bigRounds = (count: number) =>
+    Array.from({ length: count }, (_, r) => () => from(Array.from({ length: 3_000 }, (_, i) => record('a', r * 3_000 + i + 1))));
+
+  it.each(['interval', 'connector'] as const)(
+    'holds up to 20,000 records of an open transaction by default with the %s boundary, not the at-least-once 5,000',
+    async (boundary) => {
+      const { clock, task, sender, run } = runner({ boundary, intervalMs: 60_000 });
+      task.rounds = bigRounds(10);
+      await run.start();
+      await seconds(clock, 20);
+      // Nothing is committed before the interval, so nothing is acknowledged: polling stops at
+      // the first round that reaches the bound (7 rounds: 21,000 records), and stays stopped.
+      expect(sender.transactions).toEqual([]);
+      expect(run.inFlight).toBe(21_000);
+      expect(task.polls).toBe(7);
+      await seconds(clock, 20);
+      expect(task.polls).toBe(7);
+      await run.stop();
+    },
+  );
+
+  it('takes task.max.in.flight.records when it is set, with any boundary', async () => {
+    const { clock, task, run } = runner({ boundary: 'interval', intervalMs: 60_000 }, { 'task.max.in.flight.records': 5_000 });
+    task.rounds = bigRounds(10);
+    await run.start();
+    await seconds(clock, 20);
+    expect(run.inFlight).toBe(6_000);
+    expect(task.polls).toBe(2);
+    await seconds(clock, 20);
+    expect(task.polls).toBe(2);
+    await run.stop();
+  });
+});
+
 describe('exactly-once pipeline, transaction.boundary=connector (TransactionContext)', () => {
   it('gives the task a TransactionContext only with the connector boundary', async () => {
     const poll = runner({ boundary: 'poll', intervalMs: 1000 });

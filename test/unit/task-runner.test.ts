@@ -510,6 +510,18 @@ describe('backpressure', () => {
   });
 });
 
+describe('the default in-flight bound', () => {
+  it('pauses polling at 5,000 records in flight when no config sets task.max.in.flight.records', async () => {
+    const run = await MockRuntime.start(CounterTask, { config: { topic: 't', batch: 1_000 }, ackDelayMs: 60_000 });
+    await run.advanceBy('1s');
+    // Rounds of 1,000: the round that reaches 5,000 is the last one polled until acknowledgements come.
+    expect(run.inFlight).toBe(5_000);
+    await run.advanceBy('5s');
+    expect(run.inFlight).toBe(5_000);
+    await run.stop();
+  });
+});
+
 describe('pause and resume', () => {
   it('neither polls nor heartbeats while paused, but still flushes offsets', async () => {
     const run = await MockRuntime.start(CounterTask, {
