@@ -4,9 +4,15 @@ import { OffsetDecodeError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
 import { CONNECTOR_RUNTIME_KEYS, checkKeys, editDistance, maxTypoEdits, mergeKnownKeys } from './config-keys.js';
-import { connectorExactlyOnceConfig, exactlyOnceProblems } from './exactly-once-settings.js';
+import { connectorExactlyOnceConfig, exactlyOnceProblems, resolveTransactionSettings } from './exactly-once-settings.js';
 import type { OffsetEntry } from './ports.js';
-import { connectorTaskConfig, resolveTaskSettings, workerTaskConfig } from './task-settings.js';
+import {
+  connectorTaskConfig,
+  DEFAULT_MAX_IN_FLIGHT_RECORDS,
+  inFlightBound,
+  resolveTaskSettings,
+  workerTaskConfig,
+} from './task-settings.js';
 
 /** Connector config keys the runtime owns, beside the connector's own. */
 export const runtimeConnectorConfig = defineConfig({
@@ -174,12 +180,32 @@ export function reportConnectorConfig(
   for (const [name, key] of Object.entries(connectorExactlyOnceConfig.keys)) add(name, key, 'Common', key.default);
   for (const name of OVERRIDABLE_WORKER_KEYS) {
     const key = workerTaskConfig.keys[name] as ConfigKey<unknown>;
-    add(name, key, 'Common', workerConfig[name] ?? key.default);
+    add(
+      name,
+      key,
+      'Common',
+      name === 'task.max.in.flight.records' ? inFlightDefault(raw, workerConfig) : (workerConfig[name] ?? key.default),
+    );
   }
   for (const [name, key] of Object.entries(connector.config.keys)) add(name, key, 'Connector', key.default);
   for (const name of Object.keys(raw)) add(name, undefined, undefined, undefined);
   for (const p of problems) if (!seen.has(p.key)) add(p.key, undefined, undefined, undefined);
   return { keys: reports, errorCount: problems.length };
+}
+
+/**
+ * The `task.max.in.flight.records` this connector's tasks get unless its config sets the key:
+ * the worker's, else the default for the task's delivery ({@link inFlightBound}: higher for an
+ * exactly-once task whose records wait for their transaction).
+ */
+function inFlightDefault(raw: Readonly<Record<string, unknown>>, workerConfig: Readonly<Record<string, unknown>>): unknown {
+  const { 'task.max.in.flight.records': _, ...withoutKey } = raw;
+  try {
+    return inFlightBound(resolveTaskSettings(workerConfig, withoutKey), resolveTransactionSettings(workerConfig, withoutKey));
+  } catch {
+    // A bad setting elsewhere is reported on its own key; show the plain default here.
+    return workerConfig['task.max.in.flight.records'] ?? DEFAULT_MAX_IN_FLIGHT_RECORDS;
+  }
 }
 
 /** What Kafka Connect shows instead of a password value. */

@@ -229,6 +229,8 @@ export class TaskRunner<P, O, C> {
   private readonly txSettings: TransactionSettings | undefined;
   /** Records in flight at which polling pauses ({@link inFlightBound}). */
   private readonly maxInFlight: number;
+  /** The most records one poll round has emitted so far (the in-flight bound applies between rounds). */
+  private largestRound = 0;
   /** Source offsets of the records in the open transaction, by partition key. */
   private txOffsets = new Map<string, Committable<JsonObject, JsonObject>>();
   /** Records in the open transaction. */
@@ -507,6 +509,7 @@ export class TaskRunner<P, O, C> {
       // per-partition queues now, so they do not grow with every record until the next flush.
       this.takeCommittable();
       const emitted = await this.pollRound();
+      if (emitted > this.largestRound) this.largestRound = emitted;
       if (this.backlogDone) await this.backlogDone;
       if (this.tx !== undefined) await this.roundEnded();
       if (this.stopping) break;
@@ -579,15 +582,17 @@ export class TaskRunner<P, O, C> {
         // While Kafka does not acknowledge records (the sender reports a stall), a tick is skipped:
         // memory stays bounded however long the outage, and nothing is lost, since the next
         // heartbeat after it carries the fresher offset. Under full load the in-flight bound is
-        // reached all the time and heartbeats must keep coming, so only twice the bound stops
-        // them (a sender that reports no stalls). A tick behind a transform being retried is
+        // reached all the time, and a round that started below it may take records in flight up
+        // to the bound plus that round; heartbeats must keep coming then, so only the bound plus
+        // the larger of itself and the largest round so far stops them (a sender that reports no
+        // stalls: memory stays bounded by the task's own rounds). A tick behind a transform being retried is
         // skipped too: it would wait in the backlog, one more per tick for as long as the retry lasts.
         if (
           this.status.state !== 'RUNNING' ||
           this.stopping ||
           this.backlog !== undefined ||
           this.stall !== undefined ||
-          this.submitted.inFlight >= 2 * this.maxInFlight
+          this.submitted.inFlight >= this.maxInFlight + Math.max(this.maxInFlight, this.largestRound)
         ) {
           return false;
         }

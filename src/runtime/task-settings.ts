@@ -143,8 +143,12 @@ export interface TaskSettings {
   readonly shutdownTimeoutMs: number;
   /** `task.max.in.flight.records`, or its default; the runner's bound is {@link inFlightBound}. */
   readonly maxInFlight: number;
-  /** Whether a worker or connector config set `task.max.in.flight.records` (else its default applies). */
-  readonly maxInFlightSet: boolean;
+  /**
+   * `false` when no worker or connector config set `task.max.in.flight.records`, so that its
+   * default applies ({@link inFlightBound}); absent (settings built by hand) means `maxInFlight`
+   * was chosen and applies as it is.
+   */
+  readonly maxInFlightSet?: boolean;
   readonly pollBackoffMs: number;
   readonly keyConverter: Converter;
   readonly valueConverter: Converter;
@@ -168,7 +172,8 @@ export function resolveTaskSettings(
 ): TaskSettings {
   const overridable = ['heartbeat.topic', 'key.converter', 'value.converter', 'task.max.in.flight.records'];
   const merged: Record<string, unknown> = { ...worker };
-  for (const key of overridable) if (connector[key] !== undefined) merged[key] = connector[key];
+  // A null is no value (defineConfig reads it as missing), so it neither overrides nor counts as set.
+  for (const key of overridable) if (connector[key] !== undefined && connector[key] !== null) merged[key] = connector[key];
   const w = workerTaskConfig.parse(merged);
   const c = connectorTaskConfig.parse(connector);
   const problems: ConfigProblem[] = [
@@ -206,7 +211,7 @@ export function resolveTaskSettings(
     flushTimeoutMs: w.value['offset.flush.timeout.ms'],
     shutdownTimeoutMs: w.value['task.shutdown.graceful.timeout.ms'],
     maxInFlight: w.value['task.max.in.flight.records'],
-    maxInFlightSet: merged['task.max.in.flight.records'] !== undefined,
+    maxInFlightSet: merged['task.max.in.flight.records'] !== undefined && merged['task.max.in.flight.records'] !== null,
     pollBackoffMs: w.value['task.poll.backoff.ms'],
     keyConverter,
     valueConverter,
@@ -237,7 +242,7 @@ export function inFlightBound(
   settings: Pick<TaskSettings, 'maxInFlight' | 'maxInFlightSet'>,
   transactions: { readonly boundary: 'poll' | 'interval' | 'connector' } | undefined,
 ): number {
-  if (settings.maxInFlightSet) return settings.maxInFlight;
+  if (settings.maxInFlightSet !== false) return settings.maxInFlight;
   const held = transactions !== undefined && transactions.boundary !== 'poll';
   return held ? DEFAULT_MAX_IN_FLIGHT_RECORDS_HELD : settings.maxInFlight;
 }

@@ -66,7 +66,15 @@ describe('resolveTaskSettings', () => {
     });
   });
 
-  it('says whether task.max.in.flight.records was set, by the worker or the connector', () => {
+  it('says whether task.max.in.flight.records was set, by the worker or the connector; a null is no value', () => {
+    expect(resolveTaskSettings({}, { 'task.max.in.flight.records': null })).toMatchObject({
+      maxInFlight: 5_000,
+      maxInFlightSet: false,
+    });
+    expect(resolveTaskSettings({ 'task.max.in.flight.records': 800 }, { 'task.max.in.flight.records': null })).toMatchObject({
+      maxInFlight: 800,
+      maxInFlightSet: true,
+    });
     expect(resolveTaskSettings({ 'task.max.in.flight.records': 800 }, {})).toMatchObject({
       maxInFlight: 800,
       maxInFlightSet: true,

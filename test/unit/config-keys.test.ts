@@ -353,6 +353,23 @@ describe('connector config keys', () => {
     expect(bad.errorCount).toBe(1);
   });
 
+  it("shows the task.max.in.flight.records a connector's tasks get by default: 20000 for exactly-once tasks whose records wait for their transaction", () => {
+    const inFlight = (raw: Record<string, unknown>, worker: Record<string, unknown>) =>
+      reportConnectorConfig(new DatagenConnector(), { ...base, ...raw }, worker).keys.find(
+        (k) => k.name === 'task.max.in.flight.records',
+      );
+    const eos = { 'exactly.once.source.support': 'enabled' };
+    expect(inFlight({}, {})).toMatchObject({ defaultValue: 5_000, value: 5_000 });
+    expect(inFlight({ 'transaction.boundary': 'poll' }, eos)).toMatchObject({ defaultValue: 5_000 });
+    expect(inFlight({ 'transaction.boundary': 'interval' }, eos)).toMatchObject({ defaultValue: 20_000, value: 20_000 });
+    expect(inFlight({ 'transaction.boundary': 'connector' }, eos)?.defaultValue).toBe(20_000);
+    // A worker's value is the default of every connector; the connector's own value is its value.
+    expect(inFlight({ 'transaction.boundary': 'interval' }, { ...eos, 'task.max.in.flight.records': '800' })?.defaultValue).toBe(
+      800,
+    );
+    expect(inFlight({ 'task.max.in.flight.records': '900' }, {})).toMatchObject({ defaultValue: 5_000, value: '900' });
+  });
+
   it('lists the prefixes the runtime owns', () => {
     for (const p of ['producer.override.', 'transforms.', 'predicates.', 'topic.creation.', 'header.converter.']) {
       expect(CONNECTOR_RUNTIME_KEYS.prefixes).toContain(p);

@@ -128,6 +128,22 @@ describe('heartbeats', () => {
     await run.stop();
   });
 
+  it('keep their interval under full load when a poll round is larger than the in-flight bound', async () => {
+    // Rounds of 1,200 records against a bound of 500: records in flight reach the bound plus a
+    // round (up to 1,700), above twice the bound, all the time.
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 't', batch: 1_200, heartbeats: true },
+      connectorConfig: { 'heartbeat.interval.ms': 500 },
+      workerConfig: { 'task.max.in.flight.records': 500 },
+      ackDelayMs: 1000,
+    });
+    await run.advanceBy('8s');
+    expect(run.sender.sent.filter((r) => !r.heartbeat).length).toBeGreaterThan(5_000);
+    // Two a second, less the ticks during the first round (before its size is known).
+    expect(run.sender.sent.filter((r) => r.heartbeat).length).toBeGreaterThanOrEqual(12);
+    await run.stop();
+  }, 30_000);
+
   it('skip ticks while the sender reports that Kafka does not acknowledge records, and resume after', async () => {
     const task = new CounterTask();
     const run = await MockRuntime.start(() => task, {
