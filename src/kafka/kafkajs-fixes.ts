@@ -192,11 +192,11 @@ export function groupMessagesPerPartition<M>({
   return result;
 }
 
+/** A kafkajs module's source with a fix applied, or why the fix cannot be applied to it. */
+type FixedSource = { readonly source: string } | { readonly reason: string };
+
 /** `source` with each passage of `edits` replaced, or why it cannot be (each must occur exactly once). */
-function applyEdits(
-  source: string,
-  edits: ReadonlyArray<readonly [from: string, to: string]>,
-): { readonly source: string } | { readonly reason: string } {
+function applyEdits(source: string, edits: ReadonlyArray<readonly [from: string, to: string]>): FixedSource {
   let fixed = source;
   for (const [from, to] of edits) {
     const at = fixed.indexOf(from);
@@ -214,7 +214,7 @@ function applyEdits(
  * kafkajs 2.2.4's produce v3 request module's source with the fix applied, or why it cannot be
  * (each passage must occur exactly once).
  */
-export function fixProduceRequestSource(source: string): { readonly source: string } | { readonly reason: string } {
+export function fixProduceRequestSource(source: string): FixedSource {
   return applyEdits(source, REQUEST_EDITS);
 }
 
@@ -222,7 +222,7 @@ export function fixProduceRequestSource(source: string): { readonly source: stri
  * kafkajs 2.2.4's `protocol/encoder.js` source with the fix applied, or why it cannot be (each
  * passage must occur exactly once).
  */
-export function fixEncoderSource(source: string): { readonly source: string } | { readonly reason: string } {
+export function fixEncoderSource(source: string): FixedSource {
   return applyEdits(source, ENCODER_EDITS);
 }
 
@@ -252,15 +252,9 @@ function moduleAt(filename: string): CjsModule {
 
 /**
  * `source` compiled as the CommonJS module of the file `filename` (its relative `require`s
- * resolve from there), outside the module cache.
- *
- * @example
- * ```ts
- * const m = compileCommonJs('/tmp/answer.js', 'module.exports = 42');
- * // m.exports: 42
- * ```
+ * resolve from there, through the module cache), itself outside the cache.
  */
-export function compileCommonJs(filename: string, source: string): { exports: unknown } {
+function compileCommonJs(filename: string, source: string): { exports: unknown } {
   const m = moduleAt(filename);
   m._compile(source, filename);
   return m;
@@ -322,7 +316,7 @@ export function installKafkajsFixes(require: NodeJS.Require): KafkajsFixes {
     return m;
   });
   const compileFixed =
-    (fix: (source: string) => { readonly source: string } | { readonly reason: string }) =>
+    (fix: (source: string) => FixedSource) =>
     (filename: string): { exports: unknown } => {
       const fixed = fix(readFileSync(filename, 'utf8'));
       if ('reason' in fixed) throw new Error(`${filename}: ${fixed.reason}`);
