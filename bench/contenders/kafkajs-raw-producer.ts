@@ -6,7 +6,7 @@
  * batch is read and built while the previous one is in flight. No offsets, no callbacks per
  * record, no retries of its own: the least work a kafkajs program can do for these lines.
  *
- * kafkajs is loaded as Tributary loads it, with the three producer fixes of
+ * kafkajs is loaded as Tributary loads it, with the producer fixes of
  * src/kafka/kafkajs-fixes.ts, so that the two differ by Tributary's own work; with
  * `--kafkajs=published` it is kafkajs 2.2.4 as npm has it (what a hand-rolled loop gets).
  *

@@ -1,22 +1,35 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileFunction } from 'node:vm';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  crc32c,
   fixEncoderSource,
+  fixFramingSource,
   fixProduceRequestSource,
+  fixRecordSource,
   groupMessagesPerPartition,
   installKafkajsFixes,
   kafkajsFixes,
 } from '../../src/kafka/kafkajs-fixes.js';
+import {
+  encodeProduceBody,
+  FRAME_ROOM,
+  type ProduceArgs,
+  type ProduceEncoderDeps,
+} from '../../src/kafka/kafkajs-produce-encoder.js';
 
 const require = createRequire(import.meta.url);
 const GROUP = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
 const REQUEST = require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js');
 const ENCODER = require.resolve('kafkajs/src/protocol/encoder.js');
+const CRC32C = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js');
+const RECORD = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js');
+const FRAMING = require.resolve('kafkajs/src/protocol/request.js');
 const KAFKAJS_SRC = dirname(dirname(ENCODER));
 const FIXED = Symbol.for('tributary.kafkajs-fix');
 
@@ -64,13 +77,24 @@ afterEach(() => {
 });
 
 describe('kafkajs as Tributary loads it', () => {
-  it('has the three fixes in force, in the modules kafkajs itself requires', () => {
-    expect(kafkajsFixes).toEqual({ applied: ['groupMessagesPerPartition', 'encoder', 'produce-v3-request'], notApplied: [] });
+  it('has the six fixes in force, in the modules kafkajs itself requires', () => {
+    expect(kafkajsFixes).toEqual({
+      applied: ['groupMessagesPerPartition', 'encoder', 'framing', 'crc32C', 'record', 'produce-v3-request'],
+      notApplied: [],
+    });
     // What kafkajs's sendMessages.js, produce/index.js and every request module get from require().
     const kafkajsRequire = createRequire(GROUP);
     expect(FIXED in (kafkajsRequire('./groupMessagesPerPartition') as object)).toBe(true);
     expect(FIXED in (createRequire(REQUEST)('./request') as object)).toBe(true);
     expect(FIXED in (createRequire(REQUEST)('../../../encoder') as object)).toBe(true);
+    // The record batch's checksum (through crc32C/index.js) and the request's Record.
+    const batchRequire = createRequire(require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js'));
+    expect(FIXED in (batchRequire('../crc32C/crc32C') as object)).toBe(true);
+    expect(FIXED in (createRequire(REQUEST)('../../../recordBatch/record/v0') as object)).toBe(true);
+    // Every request's framing, as kafkajs's connection requires it.
+    expect(FIXED in (createRequire(require.resolve('kafkajs/src/network/connection.js'))('../protocol/request') as object)).toBe(
+      true,
+    );
     // And the comparisons below compare against kafkajs's own encoder, not the fixed one.
     expect(FIXED in (original<object>(ENCODER) as object)).toBe(false);
     expect(String(original<{ prototype: { writeUVarInt: unknown } }>(ENCODER).prototype.writeUVarInt)).toContain(
@@ -290,6 +314,184 @@ describe('kafkajs as Tributary loads it', () => {
     expect(compared).toBe(10 * 6 * 3 * values.length);
   });
 
+  it('computes the CRC-32C of any bytes as kafkajs 2.2.4 does', () => {
+    const kafkajsCrc = original<(b: Buffer) => number>(CRC32C);
+    const fixedCrc = require(CRC32C) as (b: Buffer) => number;
+    expect(FIXED in fixedCrc).toBe(true);
+    expect(FIXED in kafkajsCrc).toBe(false);
+    // CRC-32C's published check value, and the empty input.
+    expect(crc32c(Buffer.from('123456789'))).toBe(0xe3069283);
+    expect(fixedCrc(Buffer.alloc(0))).toBe(kafkajsCrc(Buffer.alloc(0)));
+    // Every length around the 8-byte steps, at every alignment in a larger buffer (kafkajs hands
+    // it slices of an encoder's buffer).
+    const bytes = fc.uint8Array({ minLength: 0, maxLength: 300 });
+    fc.assert(
+      fc.property(bytes, fc.nat(15), fc.nat(15), (content, before, after) => {
+        const whole = Buffer.alloc(before + content.length + after, 0xa5);
+        whole.set(content, before);
+        const slice = whole.subarray(before, before + content.length);
+        const expected = kafkajsCrc(slice);
+        expect(fixedCrc(slice)).toBe(expected);
+        expect(crc32c(new Uint8Array(content))).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+    // A batch's size, and all-ones bytes (every bit of the tables used).
+    const large = Buffer.from(Array.from({ length: 131_077 }, (_, i) => (i * 2_654_435_761) >>> 24));
+    expect(fixedCrc(large)).toBe(kafkajsCrc(large));
+    expect(fixedCrc(Buffer.alloc(1031, 0xff))).toBe(kafkajsCrc(Buffer.alloc(1031, 0xff)));
+  });
+
+  it('frames every request byte for byte as kafkajs 2.2.4 does, or fails as it does', async () => {
+    type Framing = (args: unknown) => Promise<{ buffer: Buffer }>;
+    type EncoderClass = new () => { writeBytes(b: Buffer): unknown; writeInt32(n: number): unknown };
+    const kafkajsFraming = original<Framing>(FRAMING);
+    const fixedFraming = require(FRAMING) as Framing;
+    expect(FIXED in fixedFraming).toBe(true);
+    const Ours = require(ENCODER) as EncoderClass;
+    const deps = {
+      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
+      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
+    };
+    // A body written in one pass (framed in the room before it) and one kafkajs's way (copied).
+    const produceBody = fc.array(fc.uint8Array({ maxLength: 300 }), { minLength: 1, maxLength: 5 }).map((values) => () => {
+      const messages = values.map((v) => ({ value: Buffer.from(v) }));
+      return encodeProduceBody(
+        { acks: -1, timeout: 1000, topicData: [{ topic: 't', partitions: [{ partition: 0, messages }] }] },
+        deps,
+        crc32c,
+      );
+    });
+    const payload = fc.oneof(
+      { weight: 8, arbitrary: produceBody },
+      { weight: 8, arbitrary: fc.uint8Array({ maxLength: 2000 }).map((a) => () => new Ours().writeBytes(Buffer.from(a))) },
+      { weight: 1, arbitrary: fc.constant(() => new Ours()) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          () => null,
+          () => Buffer.from('x'),
+          () => ({ buf: 'x' }),
+        ),
+      },
+    );
+    const args = fc.record({
+      correlationId: fc.oneof(
+        { weight: 8, arbitrary: fc.integer({ min: 0, max: 2 ** 31 - 1 }) },
+        { weight: 1, arbitrary: fc.constant(2 ** 31) },
+      ),
+      clientId: fc.oneof(
+        { weight: 8, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
+        // Longer than the room before a one-pass body: framed kafkajs's way.
+        { weight: 1, arbitrary: fc.string({ minLength: 240, maxLength: 300 }) },
+        { weight: 1, arbitrary: fc.constantFrom(null, undefined, 7) },
+      ),
+      apiKey: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 70 }) }, { weight: 1, arbitrary: fc.constant(40_000) }),
+      apiVersion: fc.integer({ min: 0, max: 12 }),
+      payload,
+    });
+    const outcome = async (frame: Framing, a: { payload: () => unknown; apiKey: number; apiVersion: number }) => {
+      let encoded = 0;
+      try {
+        const encode = async () => {
+          encoded++;
+          return a.payload();
+        };
+        const request = { apiKey: a.apiKey, apiVersion: a.apiVersion, encode };
+        return { bytes: (await frame({ ...a, request })).buffer.toString('hex'), encoded };
+      } catch (e) {
+        return { error: String(e), encoded };
+      }
+    };
+    // The one-pass bodies stamp records without a time with the clock: the same for both.
+    vi.spyOn(Date, 'now').mockReturnValue(1_764_633_600_000);
+    let framed = 0;
+    await fc.assert(
+      fc.asyncProperty(args, async (a) => {
+        const ours = await outcome(fixedFraming, a);
+        expect(ours).toEqual(await outcome(kafkajsFraming, a));
+        if ('bytes' in ours) framed++;
+      }),
+      { numRuns: 800 },
+    );
+    expect(framed).toBeGreaterThan(400);
+  });
+
+  it('frames a one-pass Produce body in the room before it, without copying it', async () => {
+    type Framed = { buf: Buffer; buffer: Buffer };
+    const fixedFraming = require(FRAMING) as (args: unknown) => Promise<Framed>;
+    const deps = {
+      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
+      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
+    };
+    const body = encodeProduceBody(
+      { acks: -1, timeout: 1000, topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [{ value: 'v' }] }] }] },
+      deps,
+      crc32c,
+    );
+    const frame = (clientId: string) =>
+      fixedFraming({ correlationId: 7, clientId, request: { apiKey: 0, apiVersion: 7, encode: async () => body } });
+    if (body === undefined) throw new Error('not taken');
+    // Whether `b` is the body's own memory, from its start (small buffers share Node's pool).
+    const sameMemory = (b: Buffer) =>
+      b.buffer === body.buf.buffer && b.byteOffset + b.length === body.buf.byteOffset + body.offset;
+    const framed = await frame('tributary-producer');
+    expect(sameMemory(framed.buf)).toBe(true);
+    expect(
+      framed.buffer
+        .subarray(framed.buffer.length - (body?.offset ?? 0))
+        .equals(body?.buf.subarray(0, body.offset) ?? Buffer.alloc(0)),
+    ).toBe(true);
+    // A client id longer than the room: framed kafkajs's way, in a buffer of its own.
+    const long = await frame('c'.repeat(FRAME_ROOM));
+    expect(sameMemory(long.buf.subarray(0, long.buffer.length))).toBe(false);
+    expect(
+      long.buffer.equals(
+        Buffer.concat([long.buffer.subarray(0, long.buffer.length - body.offset), body.buf.subarray(0, body.offset)]),
+      ),
+    ).toBe(true);
+  });
+
+  it('encodes records byte for byte as kafkajs 2.2.4 does, small ones in an encoder of their own size', () => {
+    type Record = (args: unknown) => { buffer: Buffer; buf: Buffer };
+    const kafkajsRecord = original<Record>(RECORD);
+    const fixedRecord = require(RECORD) as Record;
+    expect(FIXED in fixedRecord).toBe(true);
+    const data = fc.oneof(
+      fc.uint8Array({ maxLength: 1200 }).map((a) => Buffer.from(a)),
+      fc.string({ maxLength: 600 }),
+    );
+    const record = fc.record(
+      {
+        offsetDelta: fc.nat(100_000),
+        timestampDelta: fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.constant(2 ** 40)),
+        key: fc.option(data, { nil: null }),
+        value: fc.option(data, { nil: null }),
+        headers: fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.oneof(data, fc.array(data, { maxLength: 2 })), {
+          maxKeys: 2,
+        }),
+      },
+      { requiredKeys: ['value'] },
+    );
+    const outcome = (make: Record, args: unknown) => {
+      try {
+        return { bytes: make(args).buffer.toString('hex') };
+      } catch (e) {
+        return { error: String(e) };
+      }
+    };
+    fc.assert(
+      fc.property(record, (args) => {
+        expect(outcome(fixedRecord, args)).toEqual(outcome(kafkajsRecord, args));
+      }),
+      { numRuns: 500 },
+    );
+    // What the fix is for: a 100-byte record's encoder is 128 bytes, not kafkajs's 512.
+    const small = { offsetDelta: 1, timestampDelta: 0, key: null, value: Buffer.alloc(100) };
+    expect(fixedRecord(small).buf.length).toBe(128);
+    expect(kafkajsRecord(small).buf.length).toBe(512);
+  });
+
   it('encodes Produce requests byte for byte as kafkajs 2.2.4 does, or fails as it does', async () => {
     const kafkajsRequest = original<ProduceRequest>(REQUEST);
     const fixedRequest = require(REQUEST) as ProduceRequest;
@@ -354,6 +556,118 @@ describe('kafkajs as Tributary loads it', () => {
     );
     // Not a property that holds only because everything fails.
     expect(encoded).toBeGreaterThan(100);
+  });
+
+  it('writes plain uncompressed Produce requests in one pass, byte for byte as kafkajs 2.2.4 does', async () => {
+    const kafkajsRequest = original<ProduceRequest>(REQUEST);
+    const deps = {
+      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
+      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
+    };
+    const bytes = fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a));
+    // Strings of any UTF-16 code units, lone surrogates included (written as U+FFFD).
+    const text = fc.string({ unit: 'binary', maxLength: 100 });
+    const data = fc.oneof(bytes, text);
+    const timestamp = fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.integer({ min: 1_000_000_000_000, max: 9_999_999_999_999 }),
+    );
+    const message = fc.record(
+      {
+        key: fc.oneof(data, fc.constant(null), fc.constant(undefined)),
+        value: fc.oneof(data, fc.constant(null)),
+        headers: fc.dictionary(fc.string({ maxLength: 5 }), fc.oneof(data, fc.array(data, { maxLength: 3 })), { maxKeys: 3 }),
+        timestamp,
+      },
+      { requiredKeys: ['value'] },
+    );
+    const partitions = fc.array(
+      fc.record(
+        {
+          partition: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+          firstSequence: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+          messages: fc.array(message, { minLength: 1, maxLength: 20 }),
+        },
+        { requiredKeys: ['partition', 'messages'] },
+      ),
+      { maxLength: 3 },
+    );
+    const request = fc.record(
+      {
+        acks: fc.constantFrom(-1, 0, 1),
+        timeout: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        transactionalId: fc.oneof(fc.constant(null), fc.string({ maxLength: 8 })),
+        producerId: fc.oneof(
+          fc.integer({ min: -1, max: 2 ** 31 - 1 }),
+          fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n) => deps.Long.fromValue(n.toString())),
+          // As kafkajs's idempotent producer passes it: its decoder's int64 as decimal text.
+          fc.bigInt({ min: -(10n ** 18n) + 1n, max: 10n ** 18n - 1n }).map(String),
+        ),
+        producerEpoch: fc.integer({ min: 0, max: 32_767 }),
+        compression: fc.constant(0),
+        topicData: fc.array(fc.record({ topic: fc.string({ maxLength: 10 }), partitions }), { maxLength: 3 }),
+      },
+      { requiredKeys: ['acks', 'timeout', 'topicData'] },
+    );
+    let now = 1_764_633_600_000;
+    vi.spyOn(Date, 'now').mockImplementation(() => now++);
+    await fc.assert(
+      fc.asyncProperty(request, async (args) => {
+        const start = now;
+        const ours = encodeProduceBody(args, deps, crc32c);
+        if (ours === undefined) throw new Error('a plain request was not taken');
+        now = start; // kafkajs reads the clock as often, at the same points
+        const theirs = (await kafkajsRequest(args as Parameters<ProduceRequest>[0]).encode()).buffer;
+        expect(ours.buf.subarray(0, ours.offset).toString('hex')).toBe(theirs.toString('hex'));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('leaves every other Produce request to kafkajs, which encodes it as before', async () => {
+    const deps = {
+      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
+      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
+    };
+    const plain = { value: Buffer.from('v') };
+    const request = (messages: unknown[], extra: Record<string, unknown> = {}) => ({
+      acks: -1,
+      timeout: 1000,
+      topicData: [{ topic: 't', partitions: [{ partition: 0, messages }] }],
+      ...extra,
+    });
+    expect(encodeProduceBody(request([plain]), deps, crc32c)).toBeDefined();
+    expect(encodeProduceBody(request([plain], { producerId: '4001', producerEpoch: 3 }), deps, crc32c)).toBeDefined();
+    const others: Array<[string, unknown]> = [
+      ['gzip', request([plain], { compression: 1 })],
+      ['an out-of-range acks', request([plain], { acks: 40_000 })],
+      ['a fractional timeout', request([plain], { timeout: 1.5 })],
+      ['a numeric transactional id', request([plain], { transactionalId: 7 })],
+      ['a null producer id', request([plain], { producerId: null })],
+      ['a producer id as text of 19 digits', request([plain], { producerId: '1000000000000000000' })],
+      ['a producer id as other text', request([plain], { producerId: '0x10' })],
+      ['no partitions array', { acks: -1, timeout: 1, topicData: [{ topic: 't' }] }],
+      ['a partition without messages', request([])],
+      [
+        'a negative-zero-free but fractional partition',
+        { acks: -1, timeout: 1, topicData: [{ topic: 't', partitions: [{ partition: 0.5, messages: [plain] }] }] },
+      ],
+      ['a number value', request([{ value: 5 }])],
+      ['a Uint8Array key', request([{ key: new Uint8Array(2), value: 'v' }])],
+      ['a timestamp of 12 digits', request([{ value: 'v', timestamp: 999_999_999_999 }])],
+      ['a timestamp as text', request([{ value: 'v', timestamp: '1764633600000' }])],
+      ['a NaN timestamp', request([{ value: 'v', timestamp: Number.NaN }])],
+      ['a zero timestamp', request([{ value: 'v', timestamp: 0 }])],
+      ['null headers', request([{ value: 'v', headers: null }])],
+      ['a null header value', request([{ value: 'v', headers: { h: null } }])],
+      ['a number header value', request([{ value: 'v', headers: { h: 1 } }])],
+      ['an array header with a number', request([{ value: 'v', headers: { h: ['a', 2] } }])],
+      ['a message that is not an object', request(['v'])],
+    ];
+    for (const [what, args] of others) {
+      expect({ what, taken: encodeProduceBody(args as ProduceArgs, deps, crc32c) !== undefined }).toEqual({ what, taken: false });
+    }
   });
 
   it('sorts equal timestamps of both types (number, digit string) as kafkajs does', async () => {
@@ -425,7 +739,7 @@ describe('installKafkajsFixes', () => {
     const result = installKafkajsFixes(requireWith('2.2.4', cache));
     expect(result.notApplied).toEqual([expect.stringContaining('groupMessagesPerPartition: kafkajs was loaded before')]);
     // The request module was not loaded yet: it is fixed, in that cache only.
-    expect(result.applied).toEqual(['encoder', 'produce-v3-request']);
+    expect(result.applied).toEqual(['encoder', 'framing', 'crc32C', 'record', 'produce-v3-request']);
     expect(FIXED in ((cache as Record<string, { exports: object }>)[REQUEST]?.exports ?? {})).toBe(true);
   });
 
@@ -445,6 +759,37 @@ describe('installKafkajsFixes', () => {
     expect(fixProduceRequestSource(changed)).toEqual({ reason: expect.stringContaining("'.filter(timestamp") });
     const twice = `${source}\n${source}`;
     expect(fixProduceRequestSource(twice)).toEqual({ reason: expect.stringContaining('is not there once') });
+  });
+
+  it("refuses a framing module whose text is not kafkajs 2.2.4's", () => {
+    const source = readFileSync(FRAMING, 'utf8');
+    expect('source' in fixFramingSource(source)).toBe(true);
+    const changed = source.replace('.writeString(clientId)', '.writeString(clientId || null)');
+    expect(fixFramingSource(changed)).toEqual({ reason: expect.stringContaining("'const payload = await encode()'") });
+  });
+
+  it("refuses a record module whose text is not kafkajs 2.2.4's", () => {
+    const source = readFileSync(RECORD, 'utf8');
+    expect('source' in fixRecordSource(source)).toBe(true);
+    const changed = source.replace('return new Encoder()', 'return new Encoder(64)');
+    expect(fixRecordSource(changed)).toEqual({ reason: expect.stringContaining("'return new Encoder()'") });
+  });
+
+  it("leaves a checksum module that is not kafkajs 2.2.4's alone, and fixes the rest", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tributary-crc-'));
+    try {
+      const changed = join(dir, 'crc32C.js');
+      writeFileSync(changed, readFileSync(CRC32C, 'utf8').replace('0xf26b8303', '0xf26b8304'));
+      const cache: Record<string, unknown> = {};
+      const fake = requireWith('2.2.4', cache);
+      fake.resolve = ((id: string) => (id.endsWith('crc32C/crc32C.js') ? changed : require.resolve(id))) as NodeJS.RequireResolve;
+      const result = installKafkajsFixes(fake);
+      expect(result.notApplied).toEqual([`crc32C: ${changed} is not kafkajs 2.2.4's`]);
+      expect(result.applied).toEqual(['groupMessagesPerPartition', 'encoder', 'framing', 'record', 'produce-v3-request']);
+      expect(cache[changed]).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses an encoder whose text is not kafkajs 2.2.4's", () => {
