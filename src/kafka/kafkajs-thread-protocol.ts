@@ -215,6 +215,15 @@ export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
   return buffer.buffer as ArrayBuffer;
 }
 
+/**
+ * Sets a header as an own property, even one named `__proto__`, which an assignment would
+ * take as the object's prototype, dropping the header (kafkajs encodes every own key).
+ */
+function setHeader(headers: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
+  else headers[name] = value;
+}
+
 /** The messages of {@link packTopics}, as views of `data` (no copy). */
 export function unpackTopics(data: ArrayBuffer): Array<{ topic: string; messages: UnpackedMessage[] }> {
   const buffer = Buffer.from(data);
@@ -288,9 +297,9 @@ export function unpackTopics(data: ArrayBuffer): Array<{ topic: string; messages
             at += 4;
             const values: HeaderValue[] = [];
             for (let k = 0; k < n; k++) values.push(headerValue());
-            headers[name] = values;
+            setHeader(headers, name, values);
           } else {
-            headers[name] = headerValue();
+            setHeader(headers, name, headerValue());
           }
         }
         message.headers = headers;

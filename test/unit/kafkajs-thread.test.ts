@@ -93,6 +93,16 @@ describe('the producer thread protocol', () => {
     expect(t?.messages.slice(1).map((m) => m.timestamp)).toEqual([0, '0']);
   });
 
+  it('keeps a header named __proto__, which kafkajs writes like any other, in its place', () => {
+    const headers = JSON.parse('{"a":"1","__proto__":"x","b":["2","3"]}') as Record<string, unknown>;
+    expect(Object.keys(headers)).toEqual(['a', '__proto__', 'b']);
+    const given = [{ key: null, value: null, headers }] as unknown as PackedTopic['messages'];
+    const got = unpackTopics(packTopics([{ topic: 't', messages: given }]))[0]?.messages[0]?.headers ?? {};
+    expect(Object.keys(got)).toEqual(['a', '__proto__', 'b']);
+    expect(Object.getOwnPropertyDescriptor(got, '__proto__')?.value).toBe('x');
+    expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
+  });
+
   it('gives a keyless message without a partition the shape of a plain kafkajs program: { value }', () => {
     const [t] = unpackTopics(packTopics([{ topic: 't', messages: [{ key: null, value: Buffer.from('x') }] }]));
     expect(Object.keys(t?.messages[0] ?? {})).toEqual(['value']);
