@@ -39,16 +39,17 @@ export interface ProduceArgs {
   readonly topicData?: unknown;
 }
 
+/** A message as this path takes it: each field read once from kafkajs's message. */
 interface PlainMessage {
-  readonly key?: Buffer | string | null;
-  readonly value?: Buffer | string | null;
-  readonly timestamp?: number | null;
-  readonly headers?: Readonly<Record<string, Buffer | string | ReadonlyArray<Buffer | string>>>;
+  readonly key: Buffer | string | null | undefined;
+  readonly value: Buffer | string | null | undefined;
+  readonly timestamp: number | null | undefined;
+  readonly headers: HeaderList;
 }
 
 interface PlainPartition {
   readonly partition: number;
-  readonly firstSequence?: number;
+  readonly firstSequence: number;
   readonly messages: readonly PlainMessage[];
 }
 
@@ -56,6 +57,10 @@ interface PlainTopic {
   readonly topic: string;
   readonly partitions: readonly PlainPartition[];
 }
+
+/** A message's headers as kafkajs's record lists them: one entry per value. */
+type HeaderList = ReadonlyArray<readonly [string, Buffer | string]>;
+const NO_HEADERS: HeaderList = [];
 
 const INT16_MIN = -0x8000;
 const INT16_MAX = 0x7fff;
@@ -81,47 +86,63 @@ const isInt = (v: unknown, min: number, max: number): v is number =>
 const isBytes = (v: unknown): v is Buffer | string | null | undefined =>
   v === null || v === undefined || typeof v === 'string' || Buffer.isBuffer(v);
 
-/** A header value kafkajs encodes as this path does: a Buffer or a string (arrays hold those, holes skipped as kafkajs's flatMap skips them). */
-const isHeaderValue = (v: unknown): boolean => typeof v === 'string' || Buffer.isBuffer(v);
+/** A header value kafkajs encodes as this path does: a Buffer or a string. */
+const isHeaderValue = (v: unknown): v is Buffer | string => typeof v === 'string' || Buffer.isBuffer(v);
 
-/** True when `m` is a message whose encoding this path matches byte for byte. */
-function isPlainMessage(m: unknown): m is PlainMessage {
-  if (typeof m !== 'object' || m === null) return false;
+/**
+ * `m` as this path takes it, every field read once (a getter giving another value on a second
+ * read cannot make the sizes and the bytes disagree), or undefined when its encoding is not one
+ * this path matches byte for byte. Headers are listed as kafkajs's record lists them: one entry
+ * per value, an array's elements in order, holes skipped (its flatMap).
+ */
+function plainMessage(m: unknown): PlainMessage | undefined {
+  if (typeof m !== 'object' || m === null) return undefined;
   const { key, value, timestamp, headers } = m as Record<string, unknown>;
-  if (!isBytes(key) || !isBytes(value)) return false;
-  if (timestamp !== undefined && timestamp !== null && !isInt(timestamp, TIMESTAMP_MIN, TIMESTAMP_MAX - 1)) return false;
-  if (headers === undefined) return true;
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers) || Buffer.isBuffer(headers)) return false;
+  if (!isBytes(key) || !isBytes(value)) return undefined;
+  if (timestamp !== undefined && timestamp !== null && !isInt(timestamp, TIMESTAMP_MIN, TIMESTAMP_MAX - 1)) return undefined;
+  if (headers === undefined) return { key, value, timestamp, headers: NO_HEADERS };
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers) || Buffer.isBuffer(headers)) return undefined;
+  const list: Array<readonly [string, Buffer | string]> = [];
   for (const name of Object.keys(headers)) {
     const v = (headers as Record<string, unknown>)[name];
     if (Array.isArray(v)) {
       let ok = true;
       v.forEach((e: unknown) => {
-        if (!isHeaderValue(e)) ok = false;
+        if (isHeaderValue(e)) list.push([name, e]);
+        else ok = false;
       });
-      if (!ok) return false;
-    } else if (!isHeaderValue(v)) return false;
+      if (!ok) return undefined;
+    } else if (isHeaderValue(v)) list.push([name, v]);
+    else return undefined;
   }
-  return true;
+  return { key, value, timestamp, headers: list };
 }
 
-/** `topicData` when every part of it is what this path takes (else kafkajs's own module encodes it). */
-function plainTopics(topicData: unknown): readonly PlainTopic[] | undefined {
+/** `topicData` as this path takes it, every part read once, or undefined (kafkajs's own module then encodes it). */
+function plainTopics(topicData: unknown): PlainTopic[] | undefined {
   if (!Array.isArray(topicData)) return undefined;
+  const topics: PlainTopic[] = [];
   for (const t of topicData as unknown[]) {
     if (typeof t !== 'object' || t === null) return undefined;
     const { topic, partitions } = t as Record<string, unknown>;
-    if (typeof topic !== 'string' || !Array.isArray(partitions)) return undefined;
+    if (typeof topic !== 'string' || Buffer.byteLength(topic) > INT16_MAX || !Array.isArray(partitions)) return undefined;
+    const plain: PlainPartition[] = [];
     for (const p of partitions as unknown[]) {
       if (typeof p !== 'object' || p === null) return undefined;
-      const { partition, firstSequence, messages } = p as Record<string, unknown>;
-      if (!isInt(partition, INT32_MIN, INT32_MAX)) return undefined;
-      if (firstSequence !== undefined && !isInt(firstSequence, INT32_MIN, INT32_MAX)) return undefined;
+      const { partition, firstSequence = 0, messages } = p as Record<string, unknown>;
+      if (!isInt(partition, INT32_MIN, INT32_MAX) || !isInt(firstSequence, INT32_MIN, INT32_MAX)) return undefined;
       if (!Array.isArray(messages) || messages.length === 0) return undefined;
-      for (const m of messages as unknown[]) if (!isPlainMessage(m)) return undefined;
+      const taken: PlainMessage[] = [];
+      for (const m of messages as unknown[]) {
+        const one = plainMessage(m);
+        if (one === undefined) return undefined;
+        taken.push(one);
+      }
+      plain.push({ partition, firstSequence, messages: taken });
     }
+    topics.push({ topic, partitions: plain });
   }
-  return topicData as readonly PlainTopic[];
+  return topics;
 }
 
 /** Bytes of an unsigned varint of `z` (a non-negative integer below 2^53). */
@@ -142,24 +163,6 @@ function sizeOfVarBytes(v: Buffer | string | null | undefined): number {
   if (v === null || v === undefined) return 1;
   const n = typeof v === 'string' ? Buffer.byteLength(v) : v.length;
   return sizeOfUVarint(zigzag(n)) + n;
-}
-
-type HeaderList = ReadonlyArray<readonly [string, Buffer | string]>;
-const NO_HEADERS: HeaderList = [];
-
-/** The header list kafkajs's record builds: one entry per value, an array's elements in order, holes skipped. */
-function headerList(headers: PlainMessage['headers']): HeaderList {
-  if (headers === undefined) return NO_HEADERS;
-  const list: Array<readonly [string, Buffer | string]> = [];
-  for (const name of Object.keys(headers)) {
-    const v = headers[name];
-    if (Array.isArray(v)) {
-      (v as ReadonlyArray<Buffer | string>).forEach((e) => {
-        list.push([name, e]);
-      });
-    } else list.push([name, v as Buffer | string]);
-  }
-  return list;
 }
 
 /** Writes the unsigned varint `z` at `at`; returns the offset after it. */
@@ -231,7 +234,9 @@ export function encodeProduceBody(
   const { acks, timeout, transactionalId = null, producerEpoch = 0, compression = 0 } = args;
   if (compression !== 0 && compression !== undefined) return undefined;
   if (!isInt(acks, INT16_MIN, INT16_MAX) || !isInt(timeout, INT32_MIN, INT32_MAX)) return undefined;
-  if (transactionalId !== null && typeof transactionalId !== 'string') return undefined;
+  if (transactionalId !== null && (typeof transactionalId !== 'string' || Buffer.byteLength(transactionalId) > INT16_MAX)) {
+    return undefined;
+  }
   if (!isInt(producerEpoch, INT16_MIN, INT16_MAX)) return undefined;
   const producerIdArg = args.producerId === undefined ? -1 : args.producerId;
   // kafkajs's idempotent producer passes the id as decimal text (its decoder's int64 as a string).
@@ -244,19 +249,15 @@ export function encodeProduceBody(
   const transactional = transactionalId !== null && transactionalId !== '';
 
   // First pass: every size, and what the second pass needs per partition.
-  const batches: Array<{
-    now: number;
-    first: number;
-    max: number;
-    recordSizes: number[];
-    headers: Array<HeaderList>;
-  }> = [];
+  const batches: Array<{ now: number; first: number; max: number; recordSizes: number[] }> = [];
   let size = (transactionalId === null ? 2 : 2 + Buffer.byteLength(transactionalId)) + 2 + 4 + 4;
   for (const { topic, partitions } of topics) {
     size += 2 + Buffer.byteLength(topic) + 4;
     for (const { messages } of partitions) {
       // As kafkajs: the time of a record without one, read once per partition.
       const dateNow = Date.now();
+      // A clock kafkajs would read as this path does (a mocked one may not be).
+      if (!isInt(dateNow, TIMESTAMP_MIN, TIMESTAMP_MAX - 1)) return undefined;
       let first = Number.POSITIVE_INFINITY;
       let max = Number.NEGATIVE_INFINITY;
       for (const m of messages) {
@@ -268,11 +269,10 @@ export function encodeProduceBody(
       }
       if (first === Number.POSITIVE_INFINITY) first = max = dateNow;
       const recordSizes: number[] = [];
-      const headers: Array<HeaderList> = [];
       let records = 0;
       for (let i = 0; i < messages.length; i++) {
         const m = messages[i] as PlainMessage;
-        const list = headerList(m.headers);
+        const list = m.headers;
         let body =
           1 +
           sizeOfUVarint(zigzag((m.timestamp || dateNow) - first)) +
@@ -284,14 +284,15 @@ export function encodeProduceBody(
         // kafkajs writes a record's lengths as 32-bit varints: a record of a gigabyte is its to refuse.
         if (body >= 2 ** 30) return undefined;
         recordSizes.push(body);
-        headers.push(list);
         records += sizeOfUVarint(zigzag(body)) + body;
       }
-      batches.push({ now: dateNow, first, max, recordSizes, headers });
+      batches.push({ now: dateNow, first, max, recordSizes });
       // partition, record set size, then the batch.
       size += 4 + 4 + BATCH_HEADER + records;
     }
   }
+  // kafkajs's encoders cannot grow to 2^30 bytes: a request that large is its to refuse.
+  if (size + FRAME_ROOM >= 2 ** 30) return undefined;
 
   // Second pass: the bytes, after room for the framing.
   const whole = Buffer.allocUnsafe(FRAME_ROOM + size);
@@ -312,8 +313,8 @@ export function encodeProduceBody(
     at = buf.writeInt16BE(n, at);
     at += buf.write(topic, at, n, 'utf8');
     at = buf.writeInt32BE(partitions.length, at);
-    for (const { partition, firstSequence = 0, messages } of partitions) {
-      const { now, first, max, recordSizes, headers } = batches[b++] as (typeof batches)[number];
+    for (const { partition, firstSequence, messages } of partitions) {
+      const { now, first, max, recordSizes } = batches[b++] as (typeof batches)[number];
       at = buf.writeInt32BE(partition, at);
       const setSizeAt = at;
       at += 4;
@@ -334,7 +335,7 @@ export function encodeProduceBody(
       at = buf.writeInt32BE(messages.length, at);
       for (let i = 0; i < messages.length; i++) {
         const m = messages[i] as PlainMessage;
-        const list = headers[i] as HeaderList;
+        const list = m.headers;
         at = writeUVarint(buf, at, zigzag(recordSizes[i] as number));
         buf[at++] = 0; // attributes
         at = writeUVarint(buf, at, zigzag((m.timestamp || now) - first));

@@ -665,9 +665,55 @@ describe('kafkajs as Tributary loads it', () => {
       ['an array header with a number', request([{ value: 'v', headers: { h: ['a', 2] } }])],
       ['a message that is not an object', request(['v'])],
     ];
+    // Half a gigabyte each, never touched: together past what kafkajs's encoders can hold.
+    const half = Buffer.allocUnsafeSlow(2 ** 29);
+    others.push(
+      ['a transactional id over 32,767 bytes', request([plain], { transactionalId: 'x'.repeat(32_768) })],
+      ['a topic name over 32,767 bytes', { acks: -1, timeout: 1, topicData: [{ topic: 'é'.repeat(16_384), partitions: [] }] }],
+      ['a request of a gigabyte', request([{ value: half }, { value: half }])],
+    );
     for (const [what, args] of others) {
       expect({ what, taken: encodeProduceBody(args as ProduceArgs, deps, crc32c) !== undefined }).toEqual({ what, taken: false });
     }
+    // A clock that is not an integer millisecond time (a mocked one): kafkajs's path.
+    vi.spyOn(Date, 'now').mockReturnValue(1_764_633_600_000.5);
+    expect(encodeProduceBody(request([plain]), deps, crc32c)).toBeUndefined();
+  });
+
+  it('reads each field of a message once, so a getter cannot make sizes and bytes disagree', () => {
+    const deps = {
+      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
+      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
+    };
+    const reads: Record<string, number> = {};
+    const values = [Buffer.from('short'), Buffer.from('a longer value')];
+    const counted = <T>(name: string, get: (n: number) => T) => ({
+      enumerable: true,
+      get: () => {
+        reads[name] = (reads[name] ?? 0) + 1;
+        return get(reads[name] as number);
+      },
+    });
+    // Each read of the value gives another length; of the headers, another header.
+    const message = Object.defineProperties(
+      {},
+      {
+        key: counted('key', () => null),
+        value: counted('value', (n) => values[n % 2]),
+        timestamp: counted('timestamp', (n) => 1_764_633_600_000 + n),
+        headers: counted('headers', (n) => ({ [`h${n}`]: 'v' })),
+      },
+    );
+    const body = encodeProduceBody(
+      { acks: -1, timeout: 1000, topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [message] }] }] },
+      deps,
+      crc32c,
+    );
+    expect(reads).toEqual({ key: 1, value: 1, timestamp: 1, headers: 1 });
+    // What was read once is what was written: value 'a longer value', header h1, timestamp +1.
+    const bytes = body?.buf.subarray(0, body.offset) ?? Buffer.alloc(0);
+    expect(bytes.includes(Buffer.from('a longer value'))).toBe(true);
+    expect(bytes.includes(Buffer.from('h1'))).toBe(true);
   });
 
   it('sorts equal timestamps of both types (number, digit string) as kafkajs does', async () => {
