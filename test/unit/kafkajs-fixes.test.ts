@@ -59,6 +59,14 @@ function original<T>(filename: string): T {
   return load(filename) as T;
 }
 
+/** What the one-pass Produce encoder takes from kafkajs: its Long, and its Encoder as Tributary loads it. */
+function kafkajsDeps(): ProduceEncoderDeps {
+  return {
+    Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
+    Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
+  };
+}
+
 type Group = typeof groupMessagesPerPartition;
 interface Encoded {
   buffer: Buffer;
@@ -349,10 +357,7 @@ describe('kafkajs as Tributary loads it', () => {
     const fixedFraming = require(FRAMING) as Framing;
     expect(FIXED in fixedFraming).toBe(true);
     const Ours = require(ENCODER) as EncoderClass;
-    const deps = {
-      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
-      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
-    };
+    const deps = kafkajsDeps();
     // A body written in one pass (framed in the room before it) and one kafkajs's way (copied).
     const produceBody = fc.array(fc.uint8Array({ maxLength: 300 }), { minLength: 1, maxLength: 5 }).map((values) => () => {
       const messages = values.map((v) => ({ value: Buffer.from(v) }));
@@ -420,10 +425,7 @@ describe('kafkajs as Tributary loads it', () => {
   it('frames a one-pass Produce body in the room before it, without copying it', async () => {
     type Framed = { buf: Buffer; buffer: Buffer };
     const fixedFraming = require(FRAMING) as (args: unknown) => Promise<Framed>;
-    const deps = {
-      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
-      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
-    };
+    const deps = kafkajsDeps();
     const body = encodeProduceBody(
       { acks: -1, timeout: 1000, topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [{ value: 'v' }] }] }] },
       deps,
@@ -560,10 +562,7 @@ describe('kafkajs as Tributary loads it', () => {
 
   it('writes plain uncompressed Produce requests in one pass, byte for byte as kafkajs 2.2.4 does', async () => {
     const kafkajsRequest = original<ProduceRequest>(REQUEST);
-    const deps = {
-      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
-      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
-    };
+    const deps = kafkajsDeps();
     const bytes = fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a));
     // Strings of any UTF-16 code units, lone surrogates included (written as U+FFFD).
     const text = fc.string({ unit: 'binary', maxLength: 100 });
@@ -626,10 +625,7 @@ describe('kafkajs as Tributary loads it', () => {
   });
 
   it('leaves every other Produce request to kafkajs, which encodes it as before', async () => {
-    const deps = {
-      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
-      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
-    };
+    const deps = kafkajsDeps();
     const plain = { value: Buffer.from('v') };
     const request = (messages: unknown[], extra: Record<string, unknown> = {}) => ({
       acks: -1,
@@ -681,10 +677,7 @@ describe('kafkajs as Tributary loads it', () => {
   });
 
   it('reads each field of a message once, so a getter cannot make sizes and bytes disagree', () => {
-    const deps = {
-      Long: require('kafkajs/src/utils/long') as ProduceEncoderDeps['Long'],
-      Encoder: require(ENCODER) as ProduceEncoderDeps['Encoder'],
-    };
+    const deps = kafkajsDeps();
     const reads: Record<string, number> = {};
     const values = [Buffer.from('short'), Buffer.from('a longer value')];
     const counted = <T>(name: string, get: (n: number) => T) => ({
