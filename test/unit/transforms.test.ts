@@ -58,6 +58,27 @@ describe('transforms in the pipeline', () => {
     await run.stop();
   });
 
+  it('keep a header a transform names __proto__ as a header, not a prototype', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 'orders', limit: 1 },
+      connectorConfig: {
+        transforms: 'a,hdr',
+        'transforms.a.type': `${T}.InsertHeader`,
+        'transforms.a.header': 'first',
+        'transforms.a.value.literal': '1',
+        'transforms.hdr.type': `${T}.InsertHeader`,
+        'transforms.hdr.header': '__proto__',
+        'transforms.hdr.value.literal': 'tributary',
+      },
+    });
+    await run.advanceUntil(() => run.sender.sent.length === 1, { what: 'one record' });
+    const headers = run.sender.sent[0]?.headers ?? {};
+    expect(Object.keys(headers)).toEqual(['first', '__proto__']);
+    expect(Object.getOwnPropertyDescriptor(headers, '__proto__')?.value).toBe('tributary');
+    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
+    await run.stop();
+  });
+
   it('commit the offset of a record a transform drops, behind the records before it', async () => {
     const task = new ScriptedTask();
     task.rounds.push(() => of(record('s', 1, 'keep'), record('s', 2, 'drop'), record('s', 3, 'drop')));
