@@ -18,8 +18,9 @@
  *    other timestamps (another length, NaN, text) it sorts as kafkajs does. The bytes are the
  *    same for every message that is a plain object, as every Tributary sender builds them (a
  *    spread copies own enumerable properties only, so a key, value or headers inherited from a
- *    prototype, or not enumerable, would now be encoded where kafkajs dropped them). Beyond that, kafkajs writes every record into an
- *    encoder of its own and copies each record again at each of the six levels it nests them in;
+ *    prototype, or not enumerable, would now be encoded where kafkajs dropped them). Beyond
+ *    that, kafkajs writes every record into an encoder of its own and copies each record again
+ *    at each of the six levels it nests them in;
  *    the fixed module writes an uncompressed request whose every part is as Tributary's senders
  *    build them (Buffer or string keys, values and headers, timestamps of 13 digits) in one pass
  *    into one buffer (`encodeProduceBody`), and leaves any other request to kafkajs's code.

@@ -4,6 +4,7 @@
  * ArrayBuffer, the partitions the thread's partitioner picked, and errors with the fields
  * Tributary reads off kafkajs errors (`name`, `retriable`, `retryCount`, the `cause` chain).
  */
+import { setHeader } from '../runtime/ports.js';
 
 /** The bytes of a kafkajs message field: what the sender hands kafkajs. */
 type Bytes = Buffer | null;
@@ -213,15 +214,6 @@ export function packTopics(topics: readonly PackedTopic[]): ArrayBuffer {
   }
   if (at !== buffer.length) throw new Error(`packTopics: wrote ${at} bytes, sized ${buffer.length}`);
   return buffer.buffer as ArrayBuffer;
-}
-
-/**
- * Sets a header as an own property, even one named `__proto__`, which an assignment would
- * take as the object's prototype, dropping the header (kafkajs encodes every own key).
- */
-function setHeader(headers: Record<string, unknown>, name: string, value: unknown): void {
-  if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
-  else headers[name] = value;
 }
 
 /** The messages of {@link packTopics}, as views of `data` (no copy). */

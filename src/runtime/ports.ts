@@ -147,3 +147,14 @@ export interface TransactionalRecordSender extends RecordSender {
 export function isTransactionalSender(sender: RecordSender): sender is TransactionalRecordSender {
   return (sender as Partial<TransactionalRecordSender>).transactional === true;
 }
+
+/**
+ * Sets the header `name` of a record's headers object being built, as an own property even when
+ * the name is `__proto__`, which an assignment would take as the object's prototype: the header
+ * would be dropped (or a Buffer value become the prototype, its bytes inherited properties).
+ * Senders write every own key.
+ */
+export function setHeader(headers: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
+  else headers[name] = value;
+}

@@ -38,6 +38,7 @@ import {
   type RecordMetadata,
   type RecordSender,
   type SenderStall,
+  setHeader,
   type TransactionalRecordSender,
 } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
@@ -1694,16 +1695,11 @@ function toTransformRecord<P, O>(record: SourceRecord<P, O>): TransformRecord {
 function headerMap(headers: readonly RecordHeader[]): Record<string, Buffer | string> | undefined {
   if (headers.length === 0) return undefined;
   const out: Record<string, Buffer | string> = {};
-  // Defined, not assigned: an assignment to `__proto__` would set the object's prototype and
-  // drop the header (or, for a Buffer, make its bytes inherited properties).
-  const set = (key: string, value: Buffer | string): void => {
-    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  };
   for (const { key, value } of headers) {
-    if (typeof value === 'string' || Buffer.isBuffer(value)) set(key, value);
+    if (typeof value === 'string' || Buffer.isBuffer(value)) setHeader(out, key, value);
     else {
       const text = connectValueText(value);
-      if (text !== undefined) set(key, text);
+      if (text !== undefined) setHeader(out, key, text);
       else delete out[key];
     }
   }
