@@ -20,6 +20,7 @@ import { MEMBER_PROTOCOL } from '../runtime/distributed/member-protocol.js';
 import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
 import type { OffsetStore } from '../runtime/ports.js';
+import { checkWorkerTaskSettings } from '../runtime/task-settings.js';
 import { Worker } from '../runtime/worker.js';
 import { KafkaConfigTopicStore } from '../storage/kafka-config-topic-store.js';
 import { KafkaStatusTopicStore } from '../storage/kafka-status-topic-store.js';
@@ -59,6 +60,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   const raw = await readWorkerConfig(options.workerConfigPath);
   const keyWarnings = checkWorkerKeys(raw, options.workerConfigPath, 'distributed');
   const { config, providers } = await inFile(where, async () => resolveWorkerConfig(raw));
+  // A bad task setting of the worker's is the worker config's fault, found before anything starts.
+  await inFile(where, async () => checkWorkerTaskSettings(config));
   const settings = resolveDistributedSettings(config, where);
   const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
   const restOptions = await inFile(where, () => resolveRestOptions(config));

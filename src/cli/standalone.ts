@@ -17,6 +17,7 @@ import { maskUrlPasswords } from '../runtime/connector-config.js';
 import { workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
 import type { OffsetStore, RecordSender } from '../runtime/ports.js';
+import { checkWorkerTaskSettings } from '../runtime/task-settings.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { readConnectorFile, readWorkerConfig } from './config-files.js';
@@ -77,6 +78,8 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const raw = await readWorkerConfig(options.workerConfigPath);
   const keyWarnings = checkWorkerKeys(raw, options.workerConfigPath);
   const { config, providers } = await inFile(where, async () => resolveWorkerConfig(raw));
+  // A bad task setting of the worker's is the worker config's fault, found before anything starts.
+  await inFile(where, async () => checkWorkerTaskSettings(config));
   const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });
   const restOptions = await inFile(where, () => resolveRestOptions(config));
   const metricsSettings = await inFile(where, async () => resolveMetricsSettings(config));

@@ -162,6 +162,28 @@ export interface TaskSettings {
 }
 
 /**
+ * Checks the task settings a worker config gives every connector (`offset.flush.interval.ms`,
+ * `task.max.in.flight.records`, the converters, `heartbeat.topic`, ...), so that a bad one is
+ * reported as the worker's at start, not as a fault of the first connector that runs (or, with
+ * none, not at all until one is created). Throws a {@link ConfigError} naming every bad key.
+ *
+ * @example
+ * ```ts
+ * checkWorkerTaskSettings({ 'offset.flush.interval.ms': '60000' }); // fine
+ * // checkWorkerTaskSettings({ 'task.max.in.flight.records': 'abc' }) throws
+ * // "Invalid worker config: Invalid configuration task.max.in.flight.records: expected integer >= 1, got \"abc\""
+ * ```
+ */
+export function checkWorkerTaskSettings(worker: Readonly<Record<string, unknown>>): void {
+  try {
+    resolveTaskSettings(worker, {});
+  } catch (e) {
+    if (e instanceof ConfigError) throw new ConfigError('worker config', e.problems);
+    throw e;
+  }
+}
+
+/**
  * Resolves a task's settings from the worker config and the connector config. The connector's
  * `heartbeat.topic`, `key.converter`, `value.converter` and `task.max.in.flight.records` win
  * over the worker's. Throws a {@link ConfigError} naming every bad key.

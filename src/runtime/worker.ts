@@ -26,7 +26,7 @@ import type { Herder } from './herder.js';
 import { discoverPlugins, findPlugin, loadConnectorClass, type PluginDescriptor, pluginLocations } from './plugins.js';
 import type { OffsetEntry, OffsetStore, RecordSender } from './ports.js';
 import { type TaskErrorCounts, type TaskListener, TaskRunner } from './task-runner.js';
-import { resolveTaskSettings } from './task-settings.js';
+import { checkWorkerTaskSettings, resolveTaskSettings } from './task-settings.js';
 import {
   moduleTransformLoader,
   prepareTransforms,
@@ -891,6 +891,7 @@ export class Worker implements Herder {
   async start(): Promise<void> {
     checkWorkerBooleans(this.options.config);
     workerExactlyOnce(this.options.config);
+    checkWorkerTaskSettings(this.options.config);
     await this.options.offsetStore.start();
     try {
       const plugins = await this.plugins();

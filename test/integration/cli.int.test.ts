@@ -167,6 +167,22 @@ describe('tributary standalone', () => {
     );
   }, 30_000);
 
+  it("refuses a bad task setting of the worker's as the worker config's, before anything starts, with or without a connector", async () => {
+    const dir = await workdir({
+      'w.properties': 'task.max.in.flight.records=abc\nlisteners=\n',
+      'c.properties': 'name=c\nconnector.class=./examples/datagen/src/index.ts#DatagenConnector\ntopic=t\nmax.records=1\n',
+    });
+    const expected = `tributary: CONFIG_INVALID: Invalid worker config ${join(dir, 'w.properties')} (worker config): Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc"`;
+    for (const args of [
+      ['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')],
+      ['standalone', join(dir, 'w.properties')],
+    ]) {
+      const run = startCli(args);
+      expect(await run.exited).toBe(1);
+      expect(run.stderr().trim()).toBe(expected);
+    }
+  }, 30_000);
+
   it('writes pretty lines when log.format=pretty', async () => {
     const dir = await workdir({
       'c.properties': 'name=c\nconnector.class=./examples/datagen/src/index.ts#DatagenConnector\ntopic=t\nmax.records=1\n',

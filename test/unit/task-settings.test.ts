@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
+import { checkWorkerTaskSettings, resolveTaskSettings } from '../../src/runtime/task-settings.js';
 
 const MAX = 2_147_483_647;
 const WHY =
@@ -59,5 +59,57 @@ describe('resolveTaskSettings timer delays', () => {
   it('leaves errors.retry.timeout unbounded: it is a deadline, not a timer delay, and -1 still means without end', () => {
     expect(resolveTaskSettings({}, { 'errors.retry.timeout': '-1' }).retryTimeoutMs).toBe(-1);
     expect(resolveTaskSettings({}, { 'errors.retry.timeout': '3000000000' }).retryTimeoutMs).toBe(3_000_000_000);
+  });
+});
+
+describe('checkWorkerTaskSettings', () => {
+  /** The ConfigError checkWorkerTaskSettings throws for `worker`, or undefined. */
+  function errorOf(worker: Record<string, unknown>): { message: string; problems: string[] } | undefined {
+    try {
+      checkWorkerTaskSettings(worker);
+      return undefined;
+    } catch (e) {
+      expect((e as { code: string }).code).toBe('CONFIG_INVALID');
+      return e as { message: string; problems: string[] };
+    }
+  }
+
+  it.each([
+    ['task.max.in.flight.records', 'abc', 'Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc"'],
+    ['offset.flush.interval.ms', '0', 'Invalid configuration offset.flush.interval.ms: expected integer >= 1, got 0'],
+    [
+      'task.shutdown.graceful.timeout.ms',
+      '-5',
+      'Invalid configuration task.shutdown.graceful.timeout.ms: expected integer >= 0, got -5',
+    ],
+    ['heartbeat.topic', ' ', 'heartbeat.topic must not be empty'],
+    [
+      'value.converter',
+      'nope',
+      `Unknown value.converter "nope": accepted are json, string, bytes, org.apache.kafka.connect.json.JsonConverter, org.apache.kafka.connect.storage.StringConverter, org.apache.kafka.connect.converters.ByteArrayConverter`,
+    ],
+  ])('refuses a bad %s as the worker config, with the key and what is accepted', (key, value, problem) => {
+    const error = errorOf({ 'bootstrap.servers': '127.0.0.1:9092', [key]: value });
+    expect(error?.problems).toEqual([problem]);
+    expect(error?.message).toBe(`Invalid worker config: ${problem}`);
+  });
+
+  it('names every bad key in one error', () => {
+    expect(errorOf({ 'offset.flush.timeout.ms': 'x', 'key.converter': 'avro' })?.problems).toEqual([
+      'Invalid configuration offset.flush.timeout.ms: expected integer >= 1, got "x"',
+      expect.stringMatching(/^Unknown key\.converter "avro": accepted are json, string, bytes, /),
+    ]);
+  });
+
+  it('accepts good task settings and a worker config without any, and ignores keys that are not task settings', () => {
+    expect(errorOf({})).toBeUndefined();
+    expect(
+      errorOf({
+        'bootstrap.servers': '127.0.0.1:9092',
+        'task.max.in.flight.records': '800',
+        'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
+        'offset.flush.interval.ms': '1000',
+      }),
+    ).toBeUndefined();
   });
 });

@@ -80,6 +80,14 @@ async function until(check: () => boolean, what: string, ms = 5000): Promise<voi
 }
 
 describe('Worker', () => {
+  it("refuses to start with a bad task setting of the worker's, as the worker config's, not the first connector's", async () => {
+    const store = new MemoryOffsetStore();
+    const { w } = worker(store, { config: { 'task.max.in.flight.records': '0' } });
+    await expect(w.start()).rejects.toThrow(
+      'Invalid worker config: Invalid configuration task.max.in.flight.records: expected integer >= 1, got 0',
+    );
+  });
+
   it('runs a connector to completion and keeps offsets after delete', async () => {
     const { w, store, sender } = worker();
     await w.start();
