@@ -32,7 +32,7 @@ export interface UnpackedMessage {
   key?: Buffer | null;
   value: Buffer | null;
   headers?: Record<string, HeaderValue | HeaderValue[]>;
-  partition?: number;
+  partition?: number | undefined;
   timestamp?: string | number;
 }
 
@@ -264,9 +264,11 @@ export function unpackTopics(data: ArrayBuffer): Array<{ topic: string; messages
       }
       const headerCount = int();
       if (headerCount === NO_HEADERS && timestamp === undefined) {
-        // A plain kafkajs program's shape when it can be (kafkajs copies every field of every message).
-        if (partition === NO_PARTITION) messages[i] = key === null ? { value } : { key, value };
-        else messages[i] = key === null ? { value, partition } : { key, value, partition };
+        // A plain kafkajs program's shape when it can be (kafkajs copies every field of every message),
+        // with the partition's field already there for the partitioner to fill in: adding it
+        // later would give each message a second backing store.
+        const p = partition === NO_PARTITION ? undefined : partition;
+        messages[i] = key === null ? { value, partition: p } : { key, value, partition: p };
         continue;
       }
       const message: UnpackedMessage = { key, value };

@@ -103,9 +103,11 @@ describe('the producer thread protocol', () => {
     expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
   });
 
-  it('gives a keyless message without a partition the shape of a plain kafkajs program: { value }', () => {
+  it('gives a keyless message without a partition { value, partition: undefined }: the partitioner fills in a field it has', () => {
     const [t] = unpackTopics(packTopics([{ topic: 't', messages: [{ key: null, value: Buffer.from('x') }] }]));
-    expect(Object.keys(t?.messages[0] ?? {})).toEqual(['value']);
+    const message = t?.messages[0] ?? {};
+    expect(Object.keys(message)).toEqual(['value', 'partition']);
+    expect(message).toHaveProperty('partition', undefined);
   });
 
   it("writes the thread's partitions onto the sender's messages that had none, and only those", () => {
