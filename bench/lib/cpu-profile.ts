@@ -47,9 +47,15 @@ export interface ProfileSummary {
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
-/** Where a profile node's code came from, after source maps: a path relative to the repo, or a V8 pseudo-name. */
-function locate(node: ProfileNode, maps: Map<string, SourceMap | null>): { file: string; line: number } {
-  const { url, lineNumber, columnNumber } = node.callFrame;
+/**
+ * Where a profile's call frame came from, after source maps: a path relative to the repo, or a
+ * V8 pseudo-name. `maps` caches each bundle's source map (null: none).
+ */
+export function locate(
+  callFrame: { readonly url: string; readonly lineNumber: number; readonly columnNumber: number },
+  maps: Map<string, SourceMap | null>,
+): { file: string; line: number } {
+  const { url, lineNumber, columnNumber } = callFrame;
   if (!url.startsWith('file://')) return { file: url, line: lineNumber + 1 };
   let map = maps.get(url);
   if (map === undefined) {
@@ -116,7 +122,7 @@ export function summariseProfile(path: string, top = 30): ProfileSummary {
   for (const [id, us] of selfUs) {
     const node = byId.get(id);
     if (node === undefined) continue;
-    const where = locate(node, maps);
+    const where = locate(node.callFrame, maps);
     const fn = node.callFrame.functionName || '(anonymous)';
     const category = categoryOf(fn, where.file);
     totalUs += us;
