@@ -60,7 +60,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   const raw = await readWorkerConfig(options.workerConfigPath);
   const keyWarnings = checkWorkerKeys(raw, options.workerConfigPath, 'distributed');
   const { config, providers } = await inFile(where, async () => resolveWorkerConfig(raw));
-  // A bad task setting of the worker's is the worker config's fault, found before anything starts.
+  // A bad task setting only the worker gives is the worker config's fault, found before anything
+  // starts; one a connector can override is a warning, which Worker.start() logs.
   await inFile(where, async () => checkWorkerTaskSettings(config));
   const settings = resolveDistributedSettings(config, where);
   const logSettings = resolveLogSettings(config, where, { env: process.env, isTTY: process.stderr.isTTY === true });

@@ -161,24 +161,60 @@ export interface TaskSettings {
   readonly errorsLogMessages: boolean;
 }
 
+/** Task settings a connector's config may set for itself, over the worker's. */
+const OVERRIDABLE = ['heartbeat.topic', 'key.converter', 'value.converter', 'task.max.in.flight.records'] as const;
+/** Keys a connector's config decides when it sets them (`connector[key] ?? worker[key]`). */
+const CONNECTOR_FIRST = ['key.converter.schemas.enable', 'value.converter.schemas.enable'] as const;
+/** A connector config that sets every overridable key to a good value: what is left wrong is the worker's alone. */
+const GOOD_OVERRIDES: Readonly<Record<string, unknown>> = {
+  'heartbeat.topic': 'tributary-heartbeats',
+  'key.converter': 'json',
+  'value.converter': 'json',
+  'task.max.in.flight.records': 1,
+  'key.converter.schemas.enable': 'false',
+  'value.converter.schemas.enable': 'false',
+};
+
 /**
- * Checks the task settings a worker config gives every connector (`offset.flush.interval.ms`,
- * `task.max.in.flight.records`, the converters, `heartbeat.topic`, ...), so that a bad one is
- * reported as the worker's at start, not as a fault of the first connector that runs (or, with
- * none, not at all until one is created). Throws a {@link ConfigError} naming every bad key.
+ * Checks the task settings a worker config gives every connector, at the worker's start:
  *
+ * - a bad value of a key only the worker sets (`offset.flush.interval.ms`,
+ *   `offset.flush.timeout.ms`, `task.shutdown.graceful.timeout.ms`, `task.poll.backoff.ms`)
+ *   throws a {@link ConfigError} naming every such key, so that it is reported as the worker
+ *   config's, not as a fault of the first connector (or, with none, not at all until one is
+ *   created);
+ * - a bad value of a key a connector may set for itself (`task.max.in.flight.records`, the
+ *   converters and their `schemas.enable`, `heartbeat.topic`) is returned as a warning: a
+ *   connector that sets its own runs, one that does not is refused with that value named as
+ *   the worker's.
+ *
+ * @returns The warnings, one per bad overridable key; empty when all is well.
  * @example
  * ```ts
- * checkWorkerTaskSettings({ 'offset.flush.interval.ms': '60000' }); // fine
- * // checkWorkerTaskSettings({ 'task.max.in.flight.records': 'abc' }) throws
- * // "Invalid worker config: Invalid configuration task.max.in.flight.records: expected integer >= 1, got \"abc\""
+ * checkWorkerTaskSettings({ 'offset.flush.interval.ms': '60000' }); // []
+ * checkWorkerTaskSettings({ 'task.max.in.flight.records': 'abc' });
+ * // ['Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc"
+ * //   (the worker config\'s value, which a connector config can override)']
+ * // checkWorkerTaskSettings({ 'offset.flush.interval.ms': '0' }) throws
+ * // "Invalid worker config: Invalid configuration offset.flush.interval.ms: expected integer >= 1, got 0"
  * ```
  */
-export function checkWorkerTaskSettings(worker: Readonly<Record<string, unknown>>): void {
+export function checkWorkerTaskSettings(worker: Readonly<Record<string, unknown>>): string[] {
+  const own = problemsOf(worker, GOOD_OVERRIDES);
+  if (own.length > 0) throw new ConfigError('worker config', own);
+  return problemsOf(worker, {});
+}
+
+/** After a problem with a value a connector takes from the worker config. */
+const FROM_WORKER = "(the worker config's value, which a connector config can override)";
+
+/** The problems resolveTaskSettings finds, as messages (none: an empty list). */
+function problemsOf(worker: Readonly<Record<string, unknown>>, connector: Readonly<Record<string, unknown>>): string[] {
   try {
-    resolveTaskSettings(worker, {});
+    resolveTaskSettings(worker, connector);
+    return [];
   } catch (e) {
-    if (e instanceof ConfigError) throw new ConfigError('worker config', e.problems);
+    if (e instanceof ConfigError) return [...e.problems];
     throw e;
   }
 }
@@ -192,10 +228,9 @@ export function resolveTaskSettings(
   worker: Readonly<Record<string, unknown>>,
   connector: Readonly<Record<string, unknown>>,
 ): TaskSettings {
-  const overridable = ['heartbeat.topic', 'key.converter', 'value.converter', 'task.max.in.flight.records'];
   const merged: Record<string, unknown> = { ...worker };
   // A null is no value (defineConfig reads it as missing), so it neither overrides nor counts as set.
-  for (const key of overridable) if (connector[key] !== undefined && connector[key] !== null) merged[key] = connector[key];
+  for (const key of OVERRIDABLE) if (connector[key] !== undefined && connector[key] !== null) merged[key] = connector[key];
   const w = workerTaskConfig.parse(merged);
   const c = connectorTaskConfig.parse(connector);
   const problems: ConfigProblem[] = [
@@ -221,11 +256,16 @@ export function resolveTaskSettings(
   const valueConverter = converter('value.converter');
   const topic = w.ok ? w.value['heartbeat.topic'] : '';
   if (w.ok && topic.trim() === '') problems.push({ key: 'heartbeat.topic', message: 'heartbeat.topic must not be empty' });
-  if (!w.ok || !c.ok || problems.length > 0)
+  if (!w.ok || !c.ok || problems.length > 0) {
+    // A bad value the connector could have set for itself but took from the worker: say whose it is.
+    const overridable: readonly string[] = [...OVERRIDABLE, ...CONNECTOR_FIRST];
+    const fromWorker = (key: string): boolean =>
+      overridable.includes(key) && (connector[key] === undefined || connector[key] === null) && worker[key] != null;
     throw new ConfigError(
       'task settings',
-      problems.map((p) => p.message),
+      problems.map((p) => (fromWorker(p.key) ? `${p.message} ${FROM_WORKER}` : p.message)),
     );
+  }
   return {
     heartbeatIntervalMs: c.value['heartbeat.interval.ms'],
     heartbeatTopic: topic,

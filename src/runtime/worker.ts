@@ -891,7 +891,12 @@ export class Worker implements Herder {
   async start(): Promise<void> {
     checkWorkerBooleans(this.options.config);
     workerExactlyOnce(this.options.config);
-    checkWorkerTaskSettings(this.options.config);
+    for (const problem of checkWorkerTaskSettings(this.options.config)) {
+      this.log.warn(
+        { event: 'worker.config.task.setting' },
+        `worker config: ${problem}; a connector that does not set its own is refused`,
+      );
+    }
     await this.options.offsetStore.start();
     try {
       const plugins = await this.plugins();

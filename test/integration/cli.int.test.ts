@@ -167,12 +167,12 @@ describe('tributary standalone', () => {
     );
   }, 30_000);
 
-  it("refuses a bad task setting of the worker's as the worker config's, before anything starts, with or without a connector", async () => {
+  it("refuses a bad task setting only the worker gives as the worker config's, before anything starts, with or without a connector", async () => {
     const dir = await workdir({
-      'w.properties': 'task.max.in.flight.records=abc\nlisteners=\n',
+      'w.properties': 'offset.flush.interval.ms=abc\nlisteners=\n',
       'c.properties': 'name=c\nconnector.class=./examples/datagen/src/index.ts#DatagenConnector\ntopic=t\nmax.records=1\n',
     });
-    const expected = `tributary: CONFIG_INVALID: Invalid worker config ${join(dir, 'w.properties')} (worker config): Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc"`;
+    const expected = `tributary: CONFIG_INVALID: Invalid worker config ${join(dir, 'w.properties')} (worker config): Invalid configuration offset.flush.interval.ms: expected integer >= 1, got "abc"`;
     for (const args of [
       ['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')],
       ['standalone', join(dir, 'w.properties')],
@@ -181,6 +181,22 @@ describe('tributary standalone', () => {
       expect(await run.exited).toBe(1);
       expect(run.stderr().trim()).toBe(expected);
     }
+  }, 30_000);
+
+  it("warns of a bad worker value a connector can override, and names it as the worker's when a connector takes it", async () => {
+    const dir = await workdir({
+      'w.properties': 'task.max.in.flight.records=abc\nlisteners=\n',
+      'c.properties': 'name=c\nconnector.class=./examples/datagen/src/index.ts#DatagenConnector\ntopic=t\nmax.records=1\n',
+    });
+    const run = startCli(['standalone', join(dir, 'w.properties'), join(dir, 'c.properties')]);
+    expect(await run.exited).toBe(1);
+    const problem = `Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc" (the worker config's value, which a connector config can override)`;
+    const lines = run.stderr().trim().split('\n');
+    const warnings = lines.filter((l) => l.includes('"level":40')).map((l) => JSON.parse(l).msg);
+    expect(warnings).toEqual([`worker config: ${problem}; a connector that does not set its own is refused`]);
+    expect(lines.at(-1)).toBe(
+      `tributary: CONFIG_INVALID: Invalid connector config ${join(dir, 'c.properties')} (connector 'c'): ${problem}`,
+    );
   }, 30_000);
 
   it('writes pretty lines when log.format=pretty', async () => {

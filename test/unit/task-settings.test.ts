@@ -63,53 +63,79 @@ describe('resolveTaskSettings timer delays', () => {
 });
 
 describe('checkWorkerTaskSettings', () => {
-  /** The ConfigError checkWorkerTaskSettings throws for `worker`, or undefined. */
-  function errorOf(worker: Record<string, unknown>): { message: string; problems: string[] } | undefined {
+  /** The ConfigError checkWorkerTaskSettings throws for `worker`, or its warnings. */
+  function outcomeOf(worker: Record<string, unknown>): { message: string; problems: string[] } | { warnings: string[] } {
     try {
-      checkWorkerTaskSettings(worker);
-      return undefined;
+      return { warnings: checkWorkerTaskSettings(worker) };
     } catch (e) {
       expect((e as { code: string }).code).toBe('CONFIG_INVALID');
       return e as { message: string; problems: string[] };
     }
   }
+  const FROM_WORKER = "(the worker config's value, which a connector config can override)";
 
   it.each([
-    ['task.max.in.flight.records', 'abc', 'Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc"'],
     ['offset.flush.interval.ms', '0', 'Invalid configuration offset.flush.interval.ms: expected integer >= 1, got 0'],
+    ['offset.flush.timeout.ms', 'x', 'Invalid configuration offset.flush.timeout.ms: expected integer >= 1, got "x"'],
     [
       'task.shutdown.graceful.timeout.ms',
       '-5',
       'Invalid configuration task.shutdown.graceful.timeout.ms: expected integer >= 0, got -5',
     ],
+    ['task.poll.backoff.ms', 'soon', 'Invalid configuration task.poll.backoff.ms: expected integer >= 0, got "soon"'],
+  ])('refuses a bad %s, which only the worker sets, as the worker config', (key, value, problem) => {
+    const outcome = outcomeOf({ 'bootstrap.servers': '127.0.0.1:9092', [key]: value });
+    expect(outcome).toMatchObject({ problems: [problem], message: `Invalid worker config: ${problem}` });
+  });
+
+  it.each([
+    ['task.max.in.flight.records', 'abc', 'Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc"'],
     ['heartbeat.topic', ' ', 'heartbeat.topic must not be empty'],
     [
       'value.converter',
       'nope',
-      `Unknown value.converter "nope": accepted are json, string, bytes, org.apache.kafka.connect.json.JsonConverter, org.apache.kafka.connect.storage.StringConverter, org.apache.kafka.connect.converters.ByteArrayConverter`,
+      'Unknown value.converter "nope": accepted are json, string, bytes, org.apache.kafka.connect.json.JsonConverter, org.apache.kafka.connect.storage.StringConverter, org.apache.kafka.connect.converters.ByteArrayConverter',
     ],
-  ])('refuses a bad %s as the worker config, with the key and what is accepted', (key, value, problem) => {
-    const error = errorOf({ 'bootstrap.servers': '127.0.0.1:9092', [key]: value });
-    expect(error?.problems).toEqual([problem]);
-    expect(error?.message).toBe(`Invalid worker config: ${problem}`);
+    [
+      'key.converter.schemas.enable',
+      'true',
+      'key.converter.schemas.enable=true is not supported: Tributary writes JSON without the schema envelope; set it to false or leave it out',
+    ],
+  ])('warns of a bad %s, which a connector may set for itself, saying it is the worker config value', (key, value, problem) => {
+    expect(outcomeOf({ [key]: value })).toEqual({ warnings: [`${problem} ${FROM_WORKER}`] });
   });
 
-  it('names every bad key in one error', () => {
-    expect(errorOf({ 'offset.flush.timeout.ms': 'x', 'key.converter': 'avro' })?.problems).toEqual([
-      'Invalid configuration offset.flush.timeout.ms: expected integer >= 1, got "x"',
-      expect.stringMatching(/^Unknown key\.converter "avro": accepted are json, string, bytes, /),
+  it("lets a connector that sets its own run, and refuses one that takes the worker's bad value, saying whose it is", () => {
+    // Kafka Connect's stock worker files enable schemas; a connector config may turn them off.
+    const worker = { 'key.converter.schemas.enable': 'true', 'task.max.in.flight.records': '0' };
+    expect(() =>
+      resolveTaskSettings(worker, { 'key.converter.schemas.enable': 'false', 'task.max.in.flight.records': '100' }),
+    ).not.toThrow();
+    expect(problemsOf(worker, { 'key.converter.schemas.enable': 'false' })).toEqual([
+      `Invalid configuration task.max.in.flight.records: expected integer >= 1, got 0 ${FROM_WORKER}`,
+    ]);
+    // The connector's own bad value is its own.
+    expect(problemsOf(worker, { 'key.converter.schemas.enable': 'yes', 'task.max.in.flight.records': 'many' })).toEqual([
+      'Invalid configuration task.max.in.flight.records: expected integer >= 1, got "many"',
+      'key.converter.schemas.enable=yes is not supported: Tributary writes JSON without the schema envelope; set it to false or leave it out',
     ]);
   });
 
+  it('throws for the keys only the worker sets even when the others are bad too, naming only those', () => {
+    expect(outcomeOf({ 'offset.flush.timeout.ms': 'x', 'key.converter': 'avro' })).toMatchObject({
+      problems: ['Invalid configuration offset.flush.timeout.ms: expected integer >= 1, got "x"'],
+    });
+  });
+
   it('accepts good task settings and a worker config without any, and ignores keys that are not task settings', () => {
-    expect(errorOf({})).toBeUndefined();
+    expect(outcomeOf({})).toEqual({ warnings: [] });
     expect(
-      errorOf({
+      outcomeOf({
         'bootstrap.servers': '127.0.0.1:9092',
         'task.max.in.flight.records': '800',
         'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
         'offset.flush.interval.ms': '1000',
       }),
-    ).toBeUndefined();
+    ).toEqual({ warnings: [] });
   });
 });

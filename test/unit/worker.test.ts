@@ -80,12 +80,34 @@ async function until(check: () => boolean, what: string, ms = 5000): Promise<voi
 }
 
 describe('Worker', () => {
-  it("refuses to start with a bad task setting of the worker's, as the worker config's, not the first connector's", async () => {
-    const store = new MemoryOffsetStore();
-    const { w } = worker(store, { config: { 'task.max.in.flight.records': '0' } });
+  it("refuses to start with a bad task setting only the worker gives, as the worker config's, not the first connector's", async () => {
+    const { w } = worker(new MemoryOffsetStore(), { config: { 'offset.flush.timeout.ms': '0' } });
     await expect(w.start()).rejects.toThrow(
-      'Invalid worker config: Invalid configuration task.max.in.flight.records: expected integer >= 1, got 0',
+      'Invalid worker config: Invalid configuration offset.flush.timeout.ms: expected integer >= 1, got 0',
     );
+  });
+
+  it('warns at start of a bad worker value a connector can override, runs a connector that overrides it, refuses one that takes it', async () => {
+    const warnings: string[] = [];
+    const quiet = () => {};
+    const logger = {
+      debug: quiet,
+      info: quiet,
+      error: quiet,
+      warn: (_fields: object, message?: string) => warnings.push(message ?? ''),
+      child: () => logger,
+    };
+    const { w, sender } = worker(new MemoryOffsetStore(), {
+      config: { 'offset.flush.interval.ms': '100', 'task.max.in.flight.records': 'lots' },
+      logger,
+    });
+    await w.start();
+    const problem = `Invalid configuration task.max.in.flight.records: expected integer >= 1, got "lots" (the worker config's value, which a connector config can override)`;
+    expect(warnings).toEqual([`worker config: ${problem}; a connector that does not set its own is refused`]);
+    await expect(w.createConnector('taking', config())).rejects.toThrow(problem);
+    await w.createConnector('gen', config({ 'task.max.in.flight.records': '10' }));
+    await until(() => sender.sent.length === 5, 'five records');
+    await w.stop();
   });
 
   it('runs a connector to completion and keeps offsets after delete', async () => {
