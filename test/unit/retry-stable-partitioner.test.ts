@@ -88,6 +88,15 @@ describe('retryStablePartitioner', () => {
     expect(steps(b, [0, 1, 2])).toEqual([0, 1, 2, 0, 1, 2, 0, 1]);
   });
 
+  it('rotates a topic named like an Object.prototype member too, which kafkajs keeps on one partition', () => {
+    for (const topic of ['constructor', '__proto__', 'toString']) {
+      const got = picks(retryStablePartitioner(), topic, meta([1, 1, 1]), keyless(6));
+      expect(steps(got, [0, 1, 2])).toEqual([0, 1, 2, 0, 1, 2]);
+    }
+    // kafkajs's counter for such a topic is the inherited member: NaN after ++, always partition 0.
+    expect(new Set(picks(Partitioners.DefaultPartitioner(), 'constructor', meta([1, 1, 1]), keyless(6)))).toEqual(new Set([0]));
+  });
+
   it('takes the leaders of new metadata at once', () => {
     const pick = retryStablePartitioner();
     const before = picks(pick, 't', meta([1, -1]), keyless(4));
