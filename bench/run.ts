@@ -52,7 +52,7 @@ import { type HeartbeatResult, heartbeatRun } from './lib/heartbeat-run.js';
 import { ensureInputFile } from './lib/input-file.js';
 import { measureRun, type RunEnvironment, type RunResult } from './lib/measure-run.js';
 import { loadAverage } from './lib/proc.js';
-import { type ProfiledRun, profileRuns } from './lib/profile-run.js';
+import { type ProfiledRun, profileRuns, threadName } from './lib/profile-run.js';
 import { heartbeatTable, markdownReport, ratiosTable, runsTable, summaryTable } from './lib/report.js';
 import { runSeries, type SeriesResult } from './lib/series.js';
 import { heartbeatChart, seriesChart, seriesMarkdown } from './lib/series-report.js';
@@ -272,7 +272,9 @@ async function main(): Promise<void> {
     report += '\n## CPU profiles (node --cpu-prof, one run each, not in the table)\n';
     for (const p of profiled) {
       report += `\n### ${p.result.label}: ${p.result.wallS.toFixed(2)} s, ${Math.round(p.result.recordsPerSec).toLocaleString('en-US')} records/s while profiled\n\n`;
-      report += `Profile: \`${relative(ROOT, p.profileFile)}\`\n\n${profileMarkdown(p.summary)}`;
+      for (const t of p.threads) {
+        report += `Profile of ${threadName(t.threadId)}: \`${relative(ROOT, t.profileFile)}\`\n\n${profileMarkdown(t.summary, threadName(t.threadId))}\n`;
+      }
     }
   }
   await mkdir(settings.out, { recursive: true });
@@ -307,7 +309,10 @@ async function main(): Promise<void> {
             result: { ...w.result, rssSamples: w.result.rssSamples.filter((_, i) => i % 10 === 0) },
           })),
         })),
-        profiles: profiled.map((p) => ({ result: p.result, summary: p.summary })),
+        profiles: profiled.map((p) => ({
+          result: p.result,
+          threads: p.threads.map((t) => ({ threadId: t.threadId, summary: t.summary })),
+        })),
       },
       null,
       2,
@@ -321,8 +326,13 @@ async function main(): Promise<void> {
       `Heartbeats (interval 1000 ms, under ${Math.round(heartbeat.dataPerSec).toLocaleString('en-US')} records/s):\n${heartbeatTable(heartbeat)}\n\n`,
     );
   }
-  for (const p of profiled)
-    process.stdout.write(`${p.result.label} profile (${relative(ROOT, p.profileFile)}):\n${profileMarkdown(p.summary)}\n`);
+  for (const p of profiled) {
+    for (const t of p.threads) {
+      process.stdout.write(
+        `${p.result.label} profile of ${threadName(t.threadId)} (${relative(ROOT, t.profileFile)}):\n${profileMarkdown(t.summary, threadName(t.threadId))}\n`,
+      );
+    }
+  }
   if (results.some((r) => !r.ok)) process.stdout.write(`${runsTable(results.filter((r) => !r.ok))}\n\n`);
   process.stdout.write(
     `load average start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, end ${meta.loadAtEnd.map((l) => l.toFixed(2)).join(' ')}; ` +

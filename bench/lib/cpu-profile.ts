@@ -149,11 +149,11 @@ export function summariseProfile(path: string, top = 30): ProfileSummary {
 }
 
 /** The summary as Markdown tables. */
-export function profileMarkdown(summary: ProfileSummary): string {
+export function profileMarkdown(summary: ProfileSummary, thread = 'the main thread'): string {
   const rows = (items: readonly SelfTime[]) =>
     items.map((s) => `| ${s.name.replaceAll('|', '\\|')} | ${s.ms.toFixed(0)} | ${s.pct.toFixed(1)}% |`).join('\n');
   return [
-    `Sampled ${(summary.totalMs / 1000).toFixed(2)} s of the main thread, ${(summary.idleMs / 1000).toFixed(2)} s idle; shares below are of the busy time.`,
+    `Sampled ${(summary.totalMs / 1000).toFixed(2)} s of ${thread}, ${(summary.idleMs / 1000).toFixed(2)} s idle; shares below are of the busy time.`,
     '',
     '| category (self time) | ms | share |',
     '|---|---:|---:|',
