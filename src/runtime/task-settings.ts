@@ -188,7 +188,7 @@ const GOOD_OVERRIDES: Readonly<Record<string, unknown>> = {
  *   connector that sets its own runs, one that does not is refused with that value named as
  *   the worker's.
  *
- * @returns The warnings, one per bad overridable key; empty when all is well.
+ * @returns The warnings: the problems of the bad overridable keys, all of them; empty when all is well.
  * @example
  * ```ts
  * checkWorkerTaskSettings({ 'offset.flush.interval.ms': '60000' }); // []
@@ -244,7 +244,8 @@ export function resolveTaskSettings(
     const found = converterNamed(name);
     if (!found) problems.push({ key, message: `Unknown ${key} "${name}": accepted are ${CONVERTER_NAMES.join(', ')}` });
     const schemas = connector[`${key}.schemas.enable`] ?? worker[`${key}.schemas.enable`];
-    if (schemas !== undefined && String(schemas) !== 'false') {
+    // As Kafka Connect reads a boolean: case aside, around white space.
+    if (schemas !== undefined && schemas !== null && String(schemas).trim().toLowerCase() !== 'false') {
       problems.push({
         key: `${key}.schemas.enable`,
         message: `${key}.schemas.enable=${String(schemas)} is not supported: Tributary writes JSON without the schema envelope; set it to false or leave it out`,
@@ -255,7 +256,11 @@ export function resolveTaskSettings(
   const keyConverter = converter('key.converter');
   const valueConverter = converter('value.converter');
   const topic = w.ok ? w.value['heartbeat.topic'] : '';
-  if (w.ok && topic.trim() === '') problems.push({ key: 'heartbeat.topic', message: 'heartbeat.topic must not be empty' });
+  // Checked whatever else is wrong, so that every bad key is named at once.
+  const topicGiven = w.ok ? topic : merged['heartbeat.topic'];
+  if (typeof topicGiven === 'string' && topicGiven.trim() === '') {
+    problems.push({ key: 'heartbeat.topic', message: 'heartbeat.topic must not be empty' });
+  }
   if (!w.ok || !c.ok || problems.length > 0) {
     // A bad value the connector could have set for itself but took from the worker: say whose it is.
     const overridable: readonly string[] = [...OVERRIDABLE, ...CONNECTOR_FIRST];

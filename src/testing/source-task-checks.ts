@@ -533,7 +533,10 @@ async function checkStop<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
   const run = await contract.launch({ logger: eventLogger(events) });
   await run.advanceBy(Math.floor(contract.runForMs / 2));
   assertNotFailed(run, 'before the stop');
-  const grace = resolveTaskSettings(contract.options.workerConfig ?? {}, {}).shutdownTimeoutMs;
+  const grace = resolveTaskSettings(
+    contract.options.workerConfig ?? {},
+    contract.options.connectorConfig ?? {},
+  ).shutdownTimeoutMs;
   const startedAt = run.clock.now();
   let timer: NodeJS.Timeout | undefined;
   const stuck = new Promise<never>((_, reject) => {

@@ -81,6 +81,15 @@ describe('the source task contract', () => {
     for (const c of checks) await c.run();
   });
 
+  it('runs the stop check with a worker value the connector config overrides (a stock worker file)', async () => {
+    const { checks } = sourceTaskChecks(CounterTask, {
+      ...base,
+      workerConfig: { 'value.converter.schemas.enable': 'true' },
+      connectorConfig: { 'value.converter.schemas.enable': 'false' },
+    });
+    for (const c of checks.filter((c) => c.name === 'stop')) await c.run();
+  });
+
   it('runs a task made by a function, named after its class', async () => {
     const { taskName, checks } = sourceTaskChecks(() => new CounterTask(), base);
     expect(taskName).toBe('CounterTask');

@@ -121,6 +121,26 @@ describe('checkWorkerTaskSettings', () => {
     ]);
   });
 
+  it('warns of every bad overridable key at once, an empty heartbeat.topic beside a bad number too', () => {
+    expect(outcomeOf({ 'task.max.in.flight.records': 'abc', 'heartbeat.topic': '' })).toEqual({
+      warnings: [
+        `Invalid configuration task.max.in.flight.records: expected integer >= 1, got "abc" ${FROM_WORKER}`,
+        `heartbeat.topic must not be empty ${FROM_WORKER}`,
+      ],
+    });
+  });
+
+  it('reads schemas.enable as Kafka Connect reads a boolean: FALSE and false with spaces are false', () => {
+    for (const value of ['false', 'FALSE', ' False ', false]) {
+      expect(outcomeOf({ 'key.converter.schemas.enable': value, 'value.converter.schemas.enable': value })).toEqual({
+        warnings: [],
+      });
+    }
+    expect(problemsOf({}, { 'value.converter.schemas.enable': 'TRUE' })).toEqual([
+      'value.converter.schemas.enable=TRUE is not supported: Tributary writes JSON without the schema envelope; set it to false or leave it out',
+    ]);
+  });
+
   it('throws for the keys only the worker sets even when the others are bad too, naming only those', () => {
     expect(outcomeOf({ 'offset.flush.timeout.ms': 'x', 'key.converter': 'avro' })).toMatchObject({
       problems: ['Invalid configuration offset.flush.timeout.ms: expected integer >= 1, got "x"'],
