@@ -2,8 +2,10 @@
  * Preload that records what a Node.js process allocates, on every thread (the kafkajs producer
  * thread too): V8's sampling heap profiler, keeping the samples of objects the garbage collector
  * has freed since, which `node --heap-prof` drops (it keeps only what is still alive at its end).
- * One `.heapprofile` per thread, written TRIBUTARY_ALLOC_PROFILE_MS (default 6000) after the
- * thread starts, into TRIBUTARY_ALLOC_PROFILE_DIR (default the system's temporary directory).
+ * One `.heapprofile` per thread, written TRIBUTARY_ALLOC_PROFILE_MS (default 5000) after the
+ * thread starts or when it exits, whichever comes first, into TRIBUTARY_ALLOC_PROFILE_DIR (default
+ * the system's temporary directory). A worker thread that is terminated before then writes none
+ * (a terminated thread runs no exit handler): give it a time within the run.
  * TRIBUTARY_ALLOC_PROFILE_MINOR=0 leaves out what scavenges freed: what remains is what
  * outlived the young generation (was promoted), the garbage that costs most.
  *
@@ -18,7 +20,12 @@ const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
 const dir = process.env.TRIBUTARY_ALLOC_PROFILE_DIR || tmpdir();
-const ms = Number(process.env.TRIBUTARY_ALLOC_PROFILE_MS || 6000);
+const ms = Number(process.env.TRIBUTARY_ALLOC_PROFILE_MS || 5000);
+if (!(ms > 0)) {
+  throw new Error(
+    `alloc-profile: TRIBUTARY_ALLOC_PROFILE_MS must be a number of milliseconds > 0, got '${process.env.TRIBUTARY_ALLOC_PROFILE_MS}'`,
+  );
+}
 const session = new inspector.Session();
 session.connect();
 const fail = (what, e) => process.stderr.write(`alloc-profile: ${what} failed: ${e}\n`);
@@ -31,7 +38,11 @@ session.post(
   },
   (e) => e && fail('HeapProfiler.startSampling', e),
 );
-setTimeout(() => {
+let written = false;
+/** Stops sampling and writes the profile, once. The session answers at once (it runs on this thread). */
+const write = () => {
+  if (written) return;
+  written = true;
   session.post('HeapProfiler.stopSampling', (e, result) => {
     if (e) return fail('HeapProfiler.stopSampling', e);
     mkdirSync(dir, { recursive: true });
@@ -39,4 +50,6 @@ setTimeout(() => {
     writeFileSync(file, JSON.stringify(result.profile));
     process.stderr.write(`alloc-profile: wrote ${file}\n`);
   });
-}, ms).unref();
+};
+setTimeout(write, ms).unref();
+process.on('exit', write);

@@ -45,7 +45,7 @@ export function allocationSites(profile: { readonly head: HeapNode }): { total: 
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [path, top = '25'] = process.argv.slice(2);
-  if (path === undefined) {
+  if (path === undefined || !(Number(top) > 0)) {
     console.error('usage: npx tsx bench/lib/alloc-summary.ts <file.heapprofile> [top=25]');
     process.exit(2);
   }

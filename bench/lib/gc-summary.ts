@@ -56,7 +56,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   const n = Number(records);
-  for (const gc of gcByIsolate(readFileSync(path, 'utf8'))) {
+  let log: string;
+  try {
+    log = readFileSync(path, 'utf8');
+  } catch (e) {
+    console.error(`gc-summary: cannot read ${path}: ${(e as Error).message}`);
+    process.exit(2);
+  }
+  const isolates = gcByIsolate(log);
+  if (isolates.length === 0) {
+    console.error(`gc-summary: ${path} has no --trace-gc-nvp lines (lines with gc=...): run with --node-options=--trace-gc-nvp`);
+    process.exit(1);
+  }
+  for (const gc of isolates) {
     console.log(
       `${gc.isolate}: ${Math.round(gc.allocated / n)} B allocated per record, ${gc.scavenges} scavenges (${Math.round(gc.scavengeMs)} ms), ` +
         `${Math.round(gc.promoted / n)} B promoted per record, ${gc.marks} mark-compacts (${Math.round(gc.markMs)} ms)`,
