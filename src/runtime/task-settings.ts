@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import { type ConfigProblem, configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
-import { CONVERTER_NAMES, type Converter, converterNamed } from './converters.js';
+import { CONVERTER_NAMES, type Converter, converterNamed, jsonConverter } from './converters.js';
 
 /** The worker's `heartbeat.topic` when none is configured. */
 export const DEFAULT_HEARTBEAT_TOPIC = 'tributary-heartbeats';
@@ -244,8 +244,11 @@ export function resolveTaskSettings(
     const found = converterNamed(name);
     if (!found) problems.push({ key, message: `Unknown ${key} "${name}": accepted are ${CONVERTER_NAMES.join(', ')}` });
     const schemas = connector[`${key}.schemas.enable`] ?? worker[`${key}.schemas.enable`];
-    // As Kafka Connect reads a boolean: case aside, around white space.
-    if (schemas !== undefined && schemas !== null && String(schemas).trim().toLowerCase() !== 'false') {
+    // Only the JSON converter has a schema envelope: Kafka Connect's string and bytes converters
+    // ignore the key, as here. A boolean is read as Kafka Connect reads it: case aside, around
+    // white space.
+    const envelope = found === undefined || found === jsonConverter;
+    if (envelope && schemas !== undefined && schemas !== null && String(schemas).trim().toLowerCase() !== 'false') {
       problems.push({
         key: `${key}.schemas.enable`,
         message: `${key}.schemas.enable=${String(schemas)} is not supported: Tributary writes JSON without the schema envelope; set it to false or leave it out`,

@@ -141,6 +141,19 @@ describe('checkWorkerTaskSettings', () => {
     ]);
   });
 
+  it("ignores schemas.enable for the string and bytes converters, which have no envelope, as Kafka Connect's do", () => {
+    const stock = { 'key.converter.schemas.enable': 'true', 'value.converter.schemas.enable': 'true' };
+    expect(
+      problemsOf(stock, {
+        'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+        'value.converter': 'bytes',
+      }),
+    ).toBeUndefined();
+    expect(problemsOf(stock, { 'key.converter': 'string' })).toEqual([
+      `value.converter.schemas.enable=true is not supported: Tributary writes JSON without the schema envelope; set it to false or leave it out ${FROM_WORKER}`,
+    ]);
+  });
+
   it('throws for the keys only the worker sets even when the others are bad too, naming only those', () => {
     expect(outcomeOf({ 'offset.flush.timeout.ms': 'x', 'key.converter': 'avro' })).toMatchObject({
       problems: ['Invalid configuration offset.flush.timeout.ms: expected integer >= 1, got "x"'],
