@@ -167,7 +167,7 @@ const OVERRIDABLE = ['heartbeat.topic', 'key.converter', 'value.converter', 'tas
 const CONNECTOR_FIRST = ['key.converter.schemas.enable', 'value.converter.schemas.enable'] as const;
 /** A connector config that sets every overridable key to a good value: what is left wrong is the worker's alone. */
 const GOOD_OVERRIDES: Readonly<Record<string, unknown>> = {
-  'heartbeat.topic': 'tributary-heartbeats',
+  'heartbeat.topic': DEFAULT_HEARTBEAT_TOPIC,
   'key.converter': 'json',
   'value.converter': 'json',
   'task.max.in.flight.records': 1,
