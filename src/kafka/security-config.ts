@@ -58,6 +58,28 @@ type SecurityKey = (typeof SECURITY_CONFIG_KEYS)[number];
 /** `security.protocol` values. */
 export type SecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
 
+/** The header of an encrypted PEM private key: PKCS#8, or OpenSSL's traditional format. */
+const ENCRYPTED_PEM = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type:\s*4,ENCRYPTED/;
+
+/**
+ * Whether OpenSSL refused a key store for its password: `missing` when none was given, `wrong`
+ * when one was; undefined for any other reason. OpenSSL's message for an encrypted PEM key it
+ * cannot decrypt varies (bad decrypt, interrupted or cancelled, and at times
+ * `DECODER routines::unsupported`, seen in a loaded test run), so an encrypted PEM key is known
+ * by its header (`encryptedPem`), not by the message alone.
+ */
+export function keyPasswordProblem(
+  message: string,
+  encryptedPem: boolean,
+  password: string | undefined,
+): 'missing' | 'wrong' | undefined {
+  const refused =
+    /mac verify|bad decrypt|bad password|interrupted or cancelled/i.test(message) ||
+    (encryptedPem && (!password || /DECODER routines::unsupported/i.test(message)));
+  if (!refused) return undefined;
+  return password ? 'wrong' : 'missing';
+}
+
 /** TLS material of a client, all PEM text, ready for Node's `tls.connect` and librdkafka. */
 export interface ResolvedTls {
   /** CA certificates to trust (PEM); undefined: the system's default CAs. */
@@ -313,10 +335,12 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
           pkcs12 !== undefined
             ? nameOf('ssl.keystore.location')
             : (given.get('ssl.keystore.location')?.[1] ?? 'ssl.keystore.key');
-        const wrongPassword = /mac verify|bad decrypt|bad password|interrupted or cancelled/i.test(message);
         const what = pkcs12 !== undefined ? `open the PKCS12 key store ${pkcs12.location}` : 'use the private key';
         const password = pkcs12 !== undefined ? pkcs12.password : keyPassword;
-        const why = wrongPassword ? (password ? `wrong ${passwordKey}` : `it is encrypted: set ${passwordKey}`) : message;
+        const encryptedPem = pkcs12 === undefined && key !== undefined && ENCRYPTED_PEM.test(key);
+        const problem = keyPasswordProblem(message, encryptedPem, password);
+        const why =
+          problem === 'wrong' ? `wrong ${passwordKey}` : problem === 'missing' ? `it is encrypted: set ${passwordKey}` : message;
         problems.push(`${where}: cannot ${what}: ${why}`);
       }
     }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsSecurityOptions, librdkafkaSecurityConfig, loadTokenProvider } from '../../src/kafka/kafka-client-security.js';
 import {
+  keyPasswordProblem,
   parseJaasConfig,
   resolveKafkaSecurity,
   SECURITY_CONFIG_KEYS,
@@ -245,6 +246,18 @@ describe('resolveKafkaSecurity', () => {
     expect(problemsOf({ 'security.protocol': 'SSL', 'ssl.endpoint.identification.algorithm': 'dns' })).toEqual([
       expect.stringContaining("ssl.endpoint.identification.algorithm: 'dns' is not https"),
     ]);
+  });
+
+  it("tells a key's missing or wrong password from OpenSSL's varying messages", () => {
+    // Seen in a loaded run of this suite: an encrypted PEM key without its password refused with
+    // DECODER routines::unsupported instead of bad decrypt.
+    const decoder = 'error:1E08010C:DECODER routines::unsupported';
+    expect(keyPasswordProblem(decoder, true, undefined)).toBe('missing');
+    expect(keyPasswordProblem(decoder, true, 'not-the-password')).toBe('wrong');
+    expect(keyPasswordProblem(decoder, false, undefined)).toBeUndefined();
+    expect(keyPasswordProblem('error:1C800064:Provider routines::bad decrypt', false, 'x')).toBe('wrong');
+    expect(keyPasswordProblem('error:0A00018F:SSL routines::ee key too small', true, 'x')).toBeUndefined();
+    expect(keyPasswordProblem('error:0A00018F:SSL routines::ee key too small', true, '')).toBe('missing');
   });
 
   it('refuses a key store it cannot open at start, naming the password key, never showing the password', async () => {
