@@ -38,12 +38,19 @@ export interface DistributedOptions {
   readonly logger?: Logger;
   /** See {@link StandaloneOptions.processGuards}. */
   readonly processGuards?: boolean;
+  /**
+   * Stops the start-up: once aborted, the worker takes no further start step (reading the
+   * cluster topics, joining the group) and is stopped gracefully (final offset flushes, leaving
+   * the group) before `runDistributed` resolves with it. For SIGTERM or SIGINT during start-up.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** A running distributed worker. */
 export interface DistributedWorker {
   readonly herder: DistributedHerder;
-  readonly rest: RestServer;
+  /** Undefined only when a stop during start-up came before the REST API listened. */
+  readonly rest: RestServer | undefined;
   readonly metrics: WorkerMetrics;
   /** Leaves the group gracefully (its work is held for it for `scheduled.rebalance.max.delay.ms`) and stops. */
   stop(): Promise<void>;
@@ -200,6 +207,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     },
   });
   const cluster = { herder, locator: herder, leaderWaitMs: settings.leaderWaitMs };
+  const aborted = () => options.signal?.aborted === true;
   let started = false;
   try {
     await adapters.check();
@@ -218,17 +226,21 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
       logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
     }
     history.start();
-    await herder.start();
-    started = true;
+    if (!aborted()) await herder.start(options.signal);
+    started = !aborted();
   } catch (e) {
     await herder
       .stop()
       .catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, String(stopError)));
-    throw e;
+    // A step that failed because the worker was stopping under it is no start-up failure.
+    if (!aborted()) throw e;
   }
   const running = herder;
-  const server = rest;
-  return { herder: running, rest: server, metrics, stop: () => running.stop() };
+  if (aborted()) {
+    logger.info({ event: 'worker.startup.aborted' }, 'stop requested during start-up; stopping gracefully');
+    await running.stop();
+  }
+  return { herder: running, rest, metrics, stop: () => running.stop() };
 }
 
 /** `GET /`'s Kafka cluster id, asked once through the worker's client (null while the broker cannot be reached). */

@@ -131,31 +131,39 @@ Example (three workers on one machine: docs/distributed.md):
 Docs: ${DOCS}`,
   )
   .action(async (workerConfig: string) => {
+    // As standalone: a signal during start-up stops the worker gracefully too (it leaves the
+    // group at once instead of being waited for until its session times out).
+    const startup = new AbortController();
     let worker: DistributedWorker | undefined;
     let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) {
-        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
-        process.exit(130);
-      }
-      stopping = true;
-      if (!worker) process.exit(143);
-      worker.stop().then(
+    const finish = (stopped: Promise<void>) =>
+      stopped.then(
         () => process.exit(0),
         (e: unknown) => {
           process.stderr.write(`tributary: stop failed: ${describeFailure(e)}\n`);
           process.exit(1);
         },
       );
+    const stop = (signal: string) => {
+      if (stopping) {
+        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      // While starting, runDistributed sees the abort and stops the worker before it resolves.
+      if (worker) void finish(worker.stop());
+      else startup.abort();
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
     try {
-      worker = await runDistributed({ workerConfigPath: workerConfig, processGuards: true });
+      worker = await runDistributed({ workerConfigPath: workerConfig, processGuards: true, signal: startup.signal });
     } catch (e) {
       process.stderr.write(`tributary: ${describeFailure(e)}\n`);
       process.exit(1);
     }
+    // Stopped during start-up: worker.stop() returns the stop already done.
+    if (startup.signal.aborted) void finish(worker.stop());
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

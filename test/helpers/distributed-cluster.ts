@@ -54,8 +54,8 @@ export class ClusterWorker {
     return this.process !== undefined && this.process.child.exitCode === null && this.process.child.signalCode === null;
   }
 
-  /** Starts the process; resolves once it has joined the group. */
-  async start(timeoutMs = 60_000): Promise<void> {
+  /** Starts the process; resolves once its log has `until` (default: it has joined the group). */
+  async start(timeoutMs = 60_000, until = 'group.joined'): Promise<void> {
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'distributed', this.configPath], {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -66,9 +66,9 @@ export class ClusterWorker {
     this.process = watched;
     const before = this.log.length;
     await waitFor(
-      () => this.log.slice(before).includes('"event":"group.joined"') || watched.child.exitCode !== null,
+      () => this.log.slice(before).includes(`"event":"${until}"`) || watched.child.exitCode !== null,
       timeoutMs,
-      `worker ${this.index} to join the group`,
+      `worker ${this.index} to log ${until}`,
     );
     if (watched.child.exitCode !== null)
       throw new Error(`worker ${this.index} exited with ${watched.child.exitCode}:\n${watched.stderr()}`);

@@ -142,6 +142,30 @@ describeKafka('distributed mode: three workers', () => {
     expect(result.missing).toBe(0);
   });
 
+  it('a SIGTERM during start-up stops the worker gracefully: exit 0, not 143, and no member left in the group', async () => {
+    cluster = await TestCluster.create({ bootstrap: requireKafkaBootstrap(), workers: 1 });
+    const [w] = cluster.workers as [NonNullable<TestCluster['workers'][0]>];
+    // The REST API listens before the worker reads the cluster topics (created now, for a new
+    // cluster) and joins the group: the signal comes while it is still starting.
+    await w.start(60_000, 'rest.listening');
+    const sent = Date.now();
+    expect(await w.signal('SIGTERM')).toBe(0);
+    expect(Date.now() - sent).toBeLessThan(20_000);
+    expect(w.events('worker.startup.aborted')).toHaveLength(1);
+    expect(w.events('herder.started')).toHaveLength(0);
+    const admin = testKafka().admin();
+    await admin.connect();
+    try {
+      const { groups } = await admin.describeGroups([cluster.groupId]);
+      expect(groups[0]?.members ?? []).toEqual([]);
+    } finally {
+      await admin.disconnect();
+    }
+    // The stopped worker starts again and joins as usual.
+    await w.start();
+    expect(await w.signal('SIGTERM')).toBe(0);
+  });
+
   it('of two creates of one name on two workers, one wins', async () => {
     cluster = await TestCluster.create({ bootstrap: requireKafkaBootstrap(), workers: 3 });
     await cluster.start();

@@ -159,13 +159,21 @@ export class DistributedHerder implements Herder {
     this.now = options.now ?? Date.now;
   }
 
-  /** Starts the local worker, reads the config and status topics, then joins the group. */
-  async start(): Promise<void> {
+  /**
+   * Starts the local worker, reads the config and status topics, then joins the group. Once
+   * `signal` is aborted (SIGTERM during start-up) it takes no further step and resolves: the
+   * caller then stops the herder, which undoes the steps taken.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    const aborted = () => signal?.aborted === true || this.stopped !== undefined;
     this.id = this.options.identity();
     await this.worker.start();
+    if (aborted()) return;
     const started = await this.config.start();
     for (const r of started.restartRequests) if (r.offset > this.restartsSeen) this.restartsSeen = r.offset;
+    if (aborted()) return;
     await this.status.start();
+    if (aborted()) return;
     this.unsubscribe = this.config.onChange((snapshot) => this.configChanged(snapshot));
     this.statusTimer = setInterval(() => void this.publishStatuses(), this.options.statusIntervalMs ?? 1000);
     this.statusTimer.unref();
