@@ -1,7 +1,8 @@
 /**
  * Summarises the garbage collector's `--trace-gc-nvp` lines of a run's process.log, per isolate
  * (the main thread and the kafkajs producer thread each have one): bytes allocated and promoted
- * per record, scavenges and mark-compacts with their pauses.
+ * per record, scavenges and mark-compacts with their pauses. A young-generation mark-compact
+ * (`gc=mmc`, under `--minor-mc`) counts with the scavenges: it does their work.
  *
  *   npx tsx bench/run.ts --only=tributary --runs=1 --records=1000000 --heartbeat-seconds=0 --node-options=--trace-gc-nvp
  *   npx tsx bench/lib/gc-summary.ts bench/.work/runs/<time>/tributary-1-<id>/process.log 1000000
@@ -14,11 +15,12 @@ export interface IsolateGc {
   readonly isolate: string;
   /** Bytes allocated, summed over the `allocated=` of every collection (what was allocated since the one before). */
   readonly allocated: number;
+  /** Young-generation collections: scavenges (`gc=s`) and, under `--minor-mc`, minor mark-compacts (`gc=mmc`). */
   readonly scavenges: number;
   readonly scavengeMs: number;
   /** Bytes scavenges moved to the old generation. */
   readonly promoted: number;
-  /** Mark-compacts (and any other full collections). */
+  /** Full mark-compacts (`gc=mc`, and any other kind of full collection). */
   readonly marks: number;
   readonly markMs: number;
 }
@@ -37,7 +39,7 @@ export function gcByIsolate(log: string): IsolateGc[] {
       by.set(isolate, gc);
     }
     gc.allocated += field('allocated');
-    if (kind === 's') {
+    if (kind === 's' || kind === 'mmc') {
       gc.scavenges++;
       gc.scavengeMs += field('pause');
       gc.promoted += field('promoted');

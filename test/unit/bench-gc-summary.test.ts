@@ -19,6 +19,16 @@ describe('gcByIsolate', () => {
     ]);
   });
 
+  it('counts a minor mark-compact (--minor-mc) with the scavenges, not as a full mark-compact', () => {
+    const log = [
+      '[100:0x1a2b]      106 ms: pause=1.5 mutator=97.0 gc=mmc reduce_memory=0 allocated=4000000 promoted=200000',
+      '[100:0x1a2b]      206 ms: pause=8.0 mutator=97.0 gc=mc reduce_memory=0 allocated=1000000 promoted=0',
+    ].join('\n');
+    expect(gcByIsolate(log)).toEqual([
+      { isolate: '0x1a2b', allocated: 5_000_000, scavenges: 1, scavengeMs: 1.5, promoted: 200_000, marks: 1, markMs: 8 },
+    ]);
+  });
+
   it('gives nothing for a log without collections', () => {
     expect(gcByIsolate('{"msg":"no gc here"}\n')).toEqual([]);
   });
