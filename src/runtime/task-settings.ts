@@ -240,9 +240,13 @@ export function resolveTaskSettings(
     ...timerProblems(connector, CONNECTOR_TIMER_KEYS),
   ];
   const converter = (key: 'key.converter' | 'value.converter'): Converter => {
-    const name = String(merged[key] ?? 'json');
+    const given: unknown = merged[key];
+    const name = String(given ?? 'json');
     const found = converterNamed(name);
-    if (!found) problems.push({ key, message: `Unknown ${key} "${name}": accepted are ${CONVERTER_NAMES.join(', ')}` });
+    // A value that is no string (a worker built in code) already has its type problem: one is enough.
+    if (!found && (given === undefined || given === null || typeof given === 'string')) {
+      problems.push({ key, message: `Unknown ${key} "${name}": accepted are ${CONVERTER_NAMES.join(', ')}` });
+    }
     const schemas = connector[`${key}.schemas.enable`] ?? worker[`${key}.schemas.enable`];
     // Only the JSON converter has a schema envelope: Kafka Connect's string and bytes converters
     // ignore the key, as here. A boolean is read as Kafka Connect reads it: case aside, around

@@ -130,6 +130,15 @@ describe('checkWorkerTaskSettings', () => {
     });
   });
 
+  it('names a converter that is no string once, by its type, not also as an unknown name', () => {
+    expect(outcomeOf({ 'key.converter': 42 })).toEqual({
+      warnings: [`Invalid configuration key.converter: expected string, got 42 ${FROM_WORKER}`],
+    });
+    expect(() => resolveTaskSettings({}, { 'value.converter': true })).toThrow(
+      /^Invalid task settings: Invalid configuration value\.converter: expected string, got true$/,
+    );
+  });
+
   it('reads schemas.enable as Kafka Connect reads a boolean: FALSE and false with spaces are false', () => {
     for (const value of ['false', 'FALSE', ' False ', false]) {
       expect(outcomeOf({ 'key.converter.schemas.enable': value, 'value.converter.schemas.enable': value })).toEqual({
