@@ -207,7 +207,8 @@ async function main(): Promise<void> {
         results.push(r);
         say(
           `  run ${run} ${r.label.padEnd(30)} ${r.wallS.toFixed(2).padStart(7)} s  ${Math.round(r.recordsPerSec).toLocaleString('en-US').padStart(9)} rec/s  ` +
-            `CPU ${r.cpuS.toFixed(2).padStart(6)} s  RSS ${r.peakRssMiB.toFixed(0).padStart(5)} MiB  first ${r.firstRecordS?.toFixed(2) ?? '-'} s  ` +
+            `CPU ${r.cpuS.toFixed(2).padStart(6)} s (main ${r.threadCpu.mainS.toFixed(2)}, busiest other thread ${r.threadCpu.busiestOtherS.toFixed(2)}, rest ${r.threadCpu.restS.toFixed(2)})  ` +
+            `RSS ${r.peakRssMiB.toFixed(0).padStart(5)} MiB  first ${r.firstRecordS?.toFixed(2) ?? '-'} s  ` +
             `load ${r.loadBefore.toFixed(2)}  ${r.ok ? 'ok' : `FAILED: ${r.problems.join('; ')} (log: ${relative(ROOT, r.logFile)})`}`,
         );
       }

@@ -29,7 +29,7 @@ import { freePort } from '../../test/kafka/broker.js';
 import type { Contender, ContenderId, RunContext } from '../contenders/contender.js';
 import { inputLine } from './input-file.js';
 import { startMetered } from './metered-process.js';
-import { cpuTimes, loadAverage } from './proc.js';
+import { cpuTimes, loadAverage, type ThreadCpu } from './proc.js';
 import { steadyRate } from './steady.js';
 import { TopicProgress } from './topic-progress.js';
 
@@ -59,6 +59,8 @@ export interface RunResult {
   /** For a run stopped after a fixed time: when the harness sent SIGTERM, seconds from the spawn. */
   readonly stoppedAfterS: number | undefined;
   readonly cpuS: number;
+  /** The process's CPU by thread: main, busiest other (the kafkajs producer thread), rest (sampled every 100 ms). */
+  readonly threadCpu: ThreadCpu;
   readonly peakRssMiB: number;
   /** Resident set of the process tree over the run: ms since the spawn, MiB. */
   readonly rssSamples: ReadonlyArray<readonly [number, number]>;
@@ -308,6 +310,7 @@ async function measure(
         : undefined,
     stoppedAfterS: stopSentAt === undefined ? undefined : s(stopSentAt),
     cpuS: outcome.cpuSeconds,
+    threadCpu: outcome.threadCpu,
     peakRssMiB: outcome.peakRssMiB,
     rssSamples: outcome.rssSamples,
     brokerCpuS:

@@ -10,10 +10,12 @@
  * - Peak RSS: sampled every `sampleMs`: the largest of the root's `VmHWM` (the kernel's own
  *   high-water mark, so a peak between samples is not missed) and the summed `VmRSS` of the
  *   process tree.
+ * - CPU per thread of the root process (main, busiest other, rest): each thread's last sample,
+ *   so up to `sampleMs` of each thread's work before it ended is missing (the total above has it).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { cpuTimes, memory, processTree } from './proc.js';
+import { cpuTimes, memory, processTree, splitThreadCpu, type ThreadCpu, threadCpuTimes } from './proc.js';
 
 /** How a metered process ended. */
 export interface ProcessOutcome {
@@ -25,6 +27,8 @@ export interface ProcessOutcome {
   readonly cpuSeconds: number;
   /** Peak resident set size, MiB. */
   readonly peakRssMiB: number;
+  /** The root process's CPU by thread, sampled (see the file's comment). */
+  readonly threadCpu: ThreadCpu;
   /** Resident set of the process tree at each sample: ms since the spawn, MiB. */
   readonly rssSamples: ReadonlyArray<readonly [number, number]>;
 }
@@ -72,6 +76,7 @@ export function startMetered(command: string, args: readonly string[], options: 
   let peakKiB = 0;
   const rssSamples: Array<readonly [number, number]> = [];
   let lastTreeCpu = 0;
+  const byThread = new Map<number, number>();
   let running = true;
   const sample = (): void => {
     if (!running) return;
@@ -86,6 +91,8 @@ export function startMetered(command: string, args: readonly string[], options: 
       const c = cpuTimes(p);
       if (c !== undefined) cpu += c.user + c.system + c.childrenUser + c.childrenSystem;
     }
+    // Kept per thread id: a thread that ended (a replaced producer thread) keeps its last time.
+    for (const [tid, seconds] of threadCpuTimes(pid)) byThread.set(tid, seconds);
     peakKiB = Math.max(peakKiB, rss);
     if (rss > 0) rssSamples.push([Math.round(performance.now() - startedAt), Math.round((rss / 1024) * 10) / 10]);
     if (cpu > 0) lastTreeCpu = cpu;
@@ -109,6 +116,7 @@ export function startMetered(command: string, args: readonly string[], options: 
         exitedAt,
         cpuSeconds: Math.round((reaped > 0 ? reaped : lastTreeCpu) * 100) / 100,
         peakRssMiB: Math.round((peakKiB / 1024) * 10) / 10,
+        threadCpu: splitThreadCpu(pid, byThread),
         rssSamples,
       });
     };

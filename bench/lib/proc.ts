@@ -38,6 +38,56 @@ export function cpuTimes(pid: number | 'self'): CpuTimes | undefined {
   return { user: tick(14), system: tick(15), childrenUser: tick(16), childrenSystem: tick(17) };
 }
 
+/** User + system CPU seconds of each thread of `pid` (`/proc/<pid>/task/<tid>/stat`), by thread id; empty once it is gone. */
+export function threadCpuTimes(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), (Number(fields[14 - 3] ?? 0) + Number(fields[15 - 3] ?? 0)) / CLOCK_TICKS);
+  }
+  return out;
+}
+
+/**
+ * CPU seconds of a process's threads in three parts: its main thread (thread id = process id),
+ * its busiest other thread (the kafkajs sender's producer thread, where there is one) and all the
+ * rest (V8's collector helpers, libuv's pool, ...).
+ */
+export interface ThreadCpu {
+  readonly mainS: number;
+  readonly busiestOtherS: number;
+  readonly restS: number;
+}
+
+/** {@link ThreadCpu} of the last seen times of each thread of `pid`. */
+export function splitThreadCpu(pid: number, byThread: ReadonlyMap<number, number>): ThreadCpu {
+  let mainS = 0;
+  let busiestOtherS = 0;
+  let othersS = 0;
+  for (const [tid, seconds] of byThread) {
+    if (tid === pid) {
+      mainS = seconds;
+      continue;
+    }
+    othersS += seconds;
+    busiestOtherS = Math.max(busiestOtherS, seconds);
+  }
+  const round = (n: number) => Math.round(n * 100) / 100;
+  return { mainS: round(mainS), busiestOtherS: round(busiestOtherS), restS: round(othersS - busiestOtherS) };
+}
+
 /** Memory figures of one process in KiB (`VmHWM` = its peak resident set so far), or undefined once it is gone. */
 export function memory(pid: number): { rssKiB: number; hwmKiB: number } | undefined {
   let text: string;

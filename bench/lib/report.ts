@@ -71,17 +71,22 @@ export function ratiosTable(summaries: readonly Summary[]): string {
   ].join('\n');
 }
 
+/** A run's CPU by thread (results files older than the column have none). */
+function threads(t: RunResult['threadCpu'] | undefined): string {
+  return t === undefined ? '–' : `${fix(t.mainS, 2)} / ${fix(t.busiestOtherS, 2)} / ${fix(t.restS, 2)}`;
+}
+
 /** Every run, for the record. */
 export function runsTable(results: readonly RunResult[]): string {
   const rows = [
-    '| contender | run | load before | wall s | records | records/s | steady records/s | steady window s | N / (all − first) | CPU s | peak RSS MiB | first record s | stop + commit s | uncommitted at stop | broker CPU s | exit | check |',
-    '|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    '| contender | run | load before | wall s | records | records/s | steady records/s | steady window s | N / (all − first) | CPU s | CPU s: main / busiest other thread / rest | peak RSS MiB | first record s | stop + commit s | uncommitted at stop | broker CPU s | exit | check |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|',
   ];
   for (const r of results) {
     rows.push(
       `| ${r.label} | ${r.run} | ${fix(r.loadBefore, 2)} | ${fix(r.wallS, 2)} | ${int(r.records)} | ${int(r.recordsPerSec)} | ${int(r.steadyPerSec ?? Number.NaN)} | ` +
         `${fix(r.steadyFromS ?? Number.NaN, 2)} – ${fix(r.steadyToS ?? Number.NaN, 2)} | ${int(r.firstToAllPerSec ?? Number.NaN)} | ` +
-        `${fix(r.cpuS, 2)} | ${fix(r.peakRssMiB, 0)} | ${fix(r.firstRecordS ?? Number.NaN, 2)} | ${fix(r.stopS ?? Number.NaN, 2)} | ` +
+        `${fix(r.cpuS, 2)} | ${threads(r.threadCpu)} | ${fix(r.peakRssMiB, 0)} | ${fix(r.firstRecordS ?? Number.NaN, 2)} | ${fix(r.stopS ?? Number.NaN, 2)} | ` +
         `${int(r.uncommittedRecords ?? Number.NaN)} | ` +
         `${fix(r.brokerCpuS ?? Number.NaN, 2)} | ${r.exit} | ${r.ok ? 'ok' : r.problems.join('; ')} |`,
     );
