@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../api/errors.js';
@@ -62,22 +63,21 @@ export type SecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SS
 const ENCRYPTED_PEM = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type:\s*4,ENCRYPTED/;
 
 /**
- * Whether OpenSSL refused a key store for its password: `missing` when none was given, `wrong`
- * when one was; undefined for any other reason. OpenSSL's message for an encrypted PEM key it
- * cannot decrypt varies (bad decrypt, interrupted or cancelled, and at times
- * `DECODER routines::unsupported`, seen in a loaded test run), so an encrypted PEM key is known
- * by its header (`encryptedPem`), not by the message alone.
+ * Whether OpenSSL refused a key (a PEM private key opened alone, or a PKCS12 store) for its
+ * password: `missing` when none was given, `wrong` when one was; undefined for any other reason,
+ * whose message is then shown as it is. OpenSSL's message for an encrypted PEM key opened without
+ * a password varies (bad decrypt, interrupted or cancelled, and once `DECODER routines::unsupported`
+ * in a loaded test run), so such a key is known by its header (`encryptedPem`). With a password,
+ * only a failed decryption is a wrong password: a key that decrypts but cannot be decoded is not.
  */
 export function keyPasswordProblem(
   message: string,
   encryptedPem: boolean,
   password: string | undefined,
 ): 'missing' | 'wrong' | undefined {
-  const refused =
-    /mac verify|bad decrypt|bad password|interrupted or cancelled/i.test(message) ||
-    (encryptedPem && (!password || /DECODER routines::unsupported/i.test(message)));
-  if (!refused) return undefined;
-  return password ? 'wrong' : 'missing';
+  const decryptionFailed = /mac verify|bad decrypt|bad password|interrupted or cancelled/i.test(message);
+  if (password) return decryptionFailed ? 'wrong' : undefined;
+  return decryptionFailed || encryptedPem ? 'missing' : undefined;
 }
 
 /** TLS material of a client, all PEM text, ready for Node's `tls.connect` and librdkafka. */
@@ -320,28 +320,43 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
     const ca = resolveTrust();
     const { cert, key, pkcs12 } = resolveKeyStore();
     const keyPassword = value('ssl.key.password');
-    if (pkcs12 !== undefined || (cert !== undefined && key !== undefined)) {
-      // Opened now, so a wrong password is a start-up error naming its key, not a failed handshake later.
+    // Opened now, so a wrong password is a start-up error naming its key, not a failed handshake later.
+    const passwordWhy = (problem: 'missing' | 'wrong', passwordKey: string, password: string | undefined): string =>
+      problem === 'wrong'
+        ? `wrong ${passwordKey}`
+        : `it is encrypted: set ${passwordKey}${password === '' ? ' (it is empty)' : ''}`;
+    if (pkcs12 !== undefined) {
       try {
-        createSecureContext(
-          pkcs12 !== undefined
-            ? { pfx: pkcs12.data, passphrase: pkcs12.password }
-            : { cert, key, ...(keyPassword ? { passphrase: keyPassword } : {}) },
-        );
+        createSecureContext({ pfx: pkcs12.data, passphrase: pkcs12.password });
       } catch (e) {
         const message = (e as Error).message;
-        const passwordKey = nameOf(pkcs12 !== undefined ? 'ssl.keystore.password' : 'ssl.key.password');
-        const where =
-          pkcs12 !== undefined
-            ? nameOf('ssl.keystore.location')
-            : (given.get('ssl.keystore.location')?.[1] ?? 'ssl.keystore.key');
-        const what = pkcs12 !== undefined ? `open the PKCS12 key store ${pkcs12.location}` : 'use the private key';
-        const password = pkcs12 !== undefined ? pkcs12.password : keyPassword;
-        const encryptedPem = pkcs12 === undefined && key !== undefined && ENCRYPTED_PEM.test(key);
-        const problem = keyPasswordProblem(message, encryptedPem, password);
-        const why =
-          problem === 'wrong' ? `wrong ${passwordKey}` : problem === 'missing' ? `it is encrypted: set ${passwordKey}` : message;
-        problems.push(`${where}: cannot ${what}: ${why}`);
+        const problem = keyPasswordProblem(message, false, pkcs12.password);
+        const why = problem ? passwordWhy(problem, nameOf('ssl.keystore.password'), pkcs12.password) : message;
+        problems.push(`${nameOf('ssl.keystore.location')}: cannot open the PKCS12 key store ${pkcs12.location}: ${why}`);
+      }
+    } else if (cert !== undefined && key !== undefined) {
+      const location = given.get('ssl.keystore.location')?.[1];
+      const passphrase = keyPassword ? { passphrase: keyPassword } : {};
+      // The key alone first: Node reads the certificate before the key, and a certificate's error
+      // must not pass for the key's password (nor a key's for the certificate's).
+      let keyOpened = true;
+      try {
+        createPrivateKey({ key, format: 'pem', ...passphrase });
+      } catch (e) {
+        keyOpened = false;
+        const message = (e as Error).message;
+        const problem = keyPasswordProblem(message, ENCRYPTED_PEM.test(key), keyPassword);
+        const why = problem ? passwordWhy(problem, nameOf('ssl.key.password'), keyPassword) : message;
+        problems.push(`${location ?? 'ssl.keystore.key'}: cannot use the private key: ${why}`);
+      }
+      if (keyOpened) {
+        try {
+          createSecureContext({ cert, key, ...passphrase });
+        } catch (e) {
+          problems.push(
+            `${location ?? 'ssl.keystore.certificate.chain'}: cannot use the certificate chain with the private key: ${(e as Error).message}`,
+          );
+        }
       }
     }
     return { ca, cert, key, keyPassword: keyPassword === '' ? undefined : keyPassword, pkcs12, verifyHostname: algorithm !== '' };

@@ -249,15 +249,45 @@ describe('resolveKafkaSecurity', () => {
   });
 
   it("tells a key's missing or wrong password from OpenSSL's varying messages", () => {
-    // Seen in a loaded run of this suite: an encrypted PEM key without its password refused with
-    // DECODER routines::unsupported instead of bad decrypt.
+    // Seen once in a loaded run of this suite: an encrypted PEM key without its password refused
+    // with DECODER routines::unsupported instead of bad decrypt.
     const decoder = 'error:1E08010C:DECODER routines::unsupported';
     expect(keyPasswordProblem(decoder, true, undefined)).toBe('missing');
-    expect(keyPasswordProblem(decoder, true, 'not-the-password')).toBe('wrong');
+    expect(keyPasswordProblem(decoder, true, '')).toBe('missing');
     expect(keyPasswordProblem(decoder, false, undefined)).toBeUndefined();
-    expect(keyPasswordProblem('error:1C800064:Provider routines::bad decrypt', false, 'x')).toBe('wrong');
-    expect(keyPasswordProblem('error:0A00018F:SSL routines::ee key too small', true, 'x')).toBeUndefined();
-    expect(keyPasswordProblem('error:0A00018F:SSL routines::ee key too small', true, '')).toBe('missing');
+    // With a password, only a failed decryption is a wrong password: a key that decrypted but
+    // cannot be decoded (an algorithm this OpenSSL lacks) keeps OpenSSL's own message.
+    expect(keyPasswordProblem(decoder, true, 'the-right-one')).toBeUndefined();
+    expect(keyPasswordProblem('error:1C800064:Provider routines::bad decrypt', true, 'x')).toBe('wrong');
+    expect(keyPasswordProblem('error:11800071:PKCS12 routines::mac verify failure', false, 'x')).toBe('wrong');
+    expect(keyPasswordProblem('error:11800071:PKCS12 routines::mac verify failure', false, undefined)).toBe('missing');
+  });
+
+  it("tells a certificate's problem from its key's password", async () => {
+    const { readFile } = await import('node:fs/promises');
+    const key = await readFile(certs.clientKeyEncryptedPem, 'utf8');
+    const pem = (chain: string, password?: string) =>
+      problemsOf({
+        'security.protocol': 'SSL',
+        'ssl.keystore.key': key,
+        'ssl.keystore.certificate.chain': chain,
+        ...(password === undefined ? {} : { 'ssl.key.password': password }),
+      });
+    // The CA's certificate is not the key's: the right password, the pair refused.
+    expect(pem(await readFile(certs.caPem, 'utf8'), KEY_PASSWORD)).toEqual([
+      expect.stringMatching(
+        /^ssl\.keystore\.certificate\.chain: cannot use the certificate chain with the private key: .*key values mismatch/,
+      ),
+    ]);
+    // A broken certificate with an encrypted key and no password: the key's problem comes first.
+    const broken = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n';
+    expect(pem(broken)).toEqual(['ssl.keystore.key: cannot use the private key: it is encrypted: set ssl.key.password']);
+    expect(pem(broken, '')).toEqual([
+      'ssl.keystore.key: cannot use the private key: it is encrypted: set ssl.key.password (it is empty)',
+    ]);
+    expect(pem(broken, KEY_PASSWORD)).toEqual([
+      expect.stringMatching(/^ssl\.keystore\.certificate\.chain: cannot use the certificate chain with the private key: /),
+    ]);
   });
 
   it('refuses a key store it cannot open at start, naming the password key, never showing the password', async () => {
