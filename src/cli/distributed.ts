@@ -39,9 +39,12 @@ export interface DistributedOptions {
   /** See {@link StandaloneOptions.processGuards}. */
   readonly processGuards?: boolean;
   /**
-   * Stops the start-up: once aborted, the worker takes no further start step (reading the
-   * cluster topics, joining the group) and is stopped gracefully (final offset flushes, leaving
-   * the group) before `runDistributed` resolves with it. For SIGTERM or SIGINT during start-up.
+   * Stops the start-up: once aborted, the worker takes no further start step (the REST API,
+   * reading the cluster topics, joining the group), stops waiting for the connection check and
+   * for a group join still under way, and is stopped gracefully (final offset flushes, leaving the
+   * group) before `runDistributed` resolves with it. A step already running (reading a cluster
+   * topic) is finished first. A step that fails is still the start-up's failure (it rejects). For
+   * SIGTERM or SIGINT during start-up.
    */
   readonly signal?: AbortSignal;
 }
@@ -49,7 +52,7 @@ export interface DistributedOptions {
 /** A running distributed worker. */
 export interface DistributedWorker {
   readonly herder: DistributedHerder;
-  /** Undefined only when a stop during start-up came before the REST API listened. */
+  /** Undefined when a stop during start-up came before the REST API listened. */
   readonly rest: RestServer | undefined;
   readonly metrics: WorkerMetrics;
   /** Leaves the group gracefully (its work is held for it for `scheduled.rebalance.max.delay.ms`) and stops. */
@@ -208,20 +211,30 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   });
   const cluster = { herder, locator: herder, leaderWaitMs: settings.leaderWaitMs };
   const aborted = () => options.signal?.aborted === true;
+  const abortedNow = new Promise<void>((resolve) => {
+    if (aborted()) resolve();
+    options.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
   let started = false;
   try {
-    await adapters.check();
-    rest = await RestServer.start(worker, restOptions, {
-      logger,
-      metrics,
-      serveMetrics: metricsSettings.listeners === '',
-      loggerLevels,
-      history,
-      ready: () => started,
-      cluster,
-      clusterId: kafkaClusterId(kafka),
-    });
-    if (metricsSettings.listeners !== '') {
+    // The connection check is not waited for once a stop is asked for: against an unreachable
+    // Kafka it takes seconds to fail. What it finds then is no one's to see.
+    const checked = adapters.check();
+    checked.catch(() => {});
+    await Promise.race([checked, abortedNow]);
+    if (!aborted()) {
+      rest = await RestServer.start(worker, restOptions, {
+        logger,
+        metrics,
+        serveMetrics: metricsSettings.listeners === '',
+        loggerLevels,
+        history,
+        ready: () => started,
+        cluster,
+        clusterId: kafkaClusterId(kafka),
+      });
+    }
+    if (metricsSettings.listeners !== '' && !aborted()) {
       metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
       logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
     }
@@ -229,11 +242,12 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     if (!aborted()) await herder.start(options.signal);
     started = !aborted();
   } catch (e) {
+    // A failure is the start-up's own, also when a stop was asked for meanwhile: nothing stops
+    // the worker under a running step, so it is reported (exit 1), not taken for the stop.
     await herder
       .stop()
       .catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, String(stopError)));
-    // A step that failed because the worker was stopping under it is no start-up failure.
-    if (!aborted()) throw e;
+    throw e;
   }
   const running = herder;
   if (aborted()) {

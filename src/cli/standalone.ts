@@ -39,9 +39,10 @@ export interface StandaloneOptions {
   /** Where embedded records go when `embedded.output` is `stdout` (the default). */
   readonly stdout?: NodeJS.WritableStream;
   /**
-   * Stops the start-up: once aborted, no further connector is created and the worker is
-   * stopped gracefully (final offset flush) before `runStandalone` resolves with it. For
-   * SIGTERM or SIGINT during start-up.
+   * Stops the start-up: once aborted, no further step is taken (the REST API, the next
+   * connector), the connection check to Kafka is no longer waited for, and the worker is stopped
+   * gracefully (final offset flush) before `runStandalone` resolves with it. A step that fails is
+   * still the start-up's failure (it rejects). For SIGTERM or SIGINT during start-up.
    */
   readonly signal?: AbortSignal;
   /**
@@ -129,10 +130,20 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   metrics.attach(worker);
   const history = new MetricsHistory(metrics, { intervalMs: metricsSettings.historyIntervalMs });
   const aborted = () => options.signal?.aborted === true;
+  const abortedNow = new Promise<void>((resolve) => {
+    if (aborted()) resolve();
+    options.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
   let started = false;
   try {
-    await kafka?.check();
-    await worker.start();
+    if (kafka) {
+      // The connection check is not waited for once a stop is asked for: against an unreachable
+      // Kafka it takes seconds to fail. What it finds then is no one's to see.
+      const checked = kafka.check();
+      checked.catch(() => {});
+      await Promise.race([checked, abortedNow]);
+    }
+    if (!aborted()) await worker.start();
     history.start();
     if (metricsSettings.listeners !== '' && !aborted()) {
       metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
@@ -172,12 +183,13 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     }
     started = true;
   } catch (e) {
-    // The start failure is what the user must see; a stop failure on top of it is logged.
+    // The start failure is what the user must see; a stop failure on top of it is logged. Also
+    // when a stop was asked for meanwhile: nothing stops the worker under a running step (the
+    // signal only aborts between steps), so the failure is the start-up's own (exit 1).
     await worker
       .stop()
       .catch((stopError: unknown) => logger.error({ event: 'worker.stop.failed', err: stopError }, describeFailure(stopError)));
-    // A connector that failed because the worker was stopping under it is no start-up failure.
-    if (!aborted()) throw e;
+    throw e;
   }
   if (aborted()) {
     logger.info({ event: 'worker.startup.aborted' }, 'stop requested during start-up; stopping gracefully');

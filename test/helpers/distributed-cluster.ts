@@ -54,8 +54,8 @@ export class ClusterWorker {
     return this.process !== undefined && this.process.child.exitCode === null && this.process.child.signalCode === null;
   }
 
-  /** Starts the process; resolves once its log has `until` (default: it has joined the group). */
-  async start(timeoutMs = 60_000, until = 'group.joined'): Promise<void> {
+  /** Starts the process, without waiting for anything. */
+  launch(): WatchedProcess {
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'distributed', this.configPath], {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -64,7 +64,13 @@ export class ClusterWorker {
     const watched = watchProcess(child);
     child.stderr?.on('data', (d) => (this.log += d));
     this.process = watched;
+    return watched;
+  }
+
+  /** Starts the process; resolves once its log has `until` (default: it has joined the group). */
+  async start(timeoutMs = 60_000, until = 'group.joined'): Promise<void> {
     const before = this.log.length;
+    const watched = this.launch();
     await waitFor(
       () => this.log.slice(before).includes(`"event":"${until}"`) || watched.child.exitCode !== null,
       timeoutMs,

@@ -4,7 +4,9 @@
  * concurrent creates of one name. "Nothing lost" is checked on the data: for every datagen
  * sequence, every number up to its committed offset is in the topic.
  */
+import { type AddressInfo, createServer } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
+import { waitFor } from '../helpers/child-output.js';
 import {
   auditDatagen,
   committedDatagenSeqs,
@@ -164,6 +166,52 @@ describeKafka('distributed mode: three workers', () => {
     // The stopped worker starts again and joins as usual.
     await w.start();
     expect(await w.signal('SIGTERM')).toBe(0);
+  });
+
+  it('a SIGTERM while the worker waits to join the group ends the join: exit 0 at once', async () => {
+    // A long session: the coordinator waits for the frozen member before the new one is in.
+    cluster = await TestCluster.create({
+      bootstrap: requireKafkaBootstrap(),
+      workers: 2,
+      config: { 'session.timeout.ms': '20000' },
+    });
+    const [frozen, joining] = cluster.workers as [NonNullable<TestCluster['workers'][0]>, NonNullable<TestCluster['workers'][0]>];
+    await frozen.start();
+    await frozen.signal('SIGSTOP');
+    const before = joining.log.length;
+    joining.launch();
+    await waitFor(() => joining.log.slice(before).includes('Joining the worker group'), 60_000, 'the join to start');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const sent = Date.now();
+    expect(await joining.signal('SIGTERM')).toBe(0);
+    // Not the 20 s the coordinator would wait for the frozen member.
+    expect(Date.now() - sent).toBeLessThan(8000);
+    expect(joining.events('worker.startup.aborted')).toHaveLength(1);
+    expect(joining.events('herder.started')).toHaveLength(0);
+    await frozen.signal('SIGCONT');
+  });
+
+  it('a SIGTERM while the connection check waits for a Kafka that does not answer: exit 0 at once', async () => {
+    let connected = false;
+    const silent = createServer((socket) => {
+      connected = true;
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      cluster = await TestCluster.create({ bootstrap: `127.0.0.1:${port}`, workers: 1 });
+      const [w] = cluster.workers as [NonNullable<TestCluster['workers'][0]>];
+      w.launch();
+      await waitFor(() => connected, 30_000, 'the connection check to connect');
+      const sent = Date.now();
+      expect(await w.signal('SIGTERM')).toBe(0);
+      expect(Date.now() - sent).toBeLessThan(3000);
+      expect(w.events('worker.startup.aborted')).toHaveLength(1);
+      expect(w.events('rest.listening')).toHaveLength(0);
+    } finally {
+      silent.close();
+    }
   });
 
   it('of two creates of one name on two workers, one wins', async () => {

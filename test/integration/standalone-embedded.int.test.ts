@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -224,6 +225,56 @@ describe('tributary standalone on the embedded default', () => {
     const last = lines.filter((l) => l.topic === 'events').at(-1)?.value.seq;
     const stored = JSON.parse(await readFile(offsets, 'utf8'));
     expect(stored.connectors.gen).toEqual([{ partition: { sequence: 0, task: 0 }, offset: { seq: last } }]);
+  }, 60_000);
+
+  it('reports a start-up failure that comes after a SIGTERM: exit 1 and the error, not a quiet exit 0', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+    await writeFile(join(dir, 'worker.properties'), `listeners=\noffset.storage.file.filename=${join(dir, 'offsets.json')}\n`);
+    // With initial offsets a create is all or nothing: a connector whose start() fails is refused.
+    await writeFile(
+      join(dir, 'failing.json'),
+      JSON.stringify({
+        name: 'failing',
+        config: {
+          'connector.class': './test/helpers/failing-start-connector.ts#FailingStartConnector',
+          topic: 'x',
+          'start.delay.ms': '2000',
+        },
+        offsets: [{ partition: { source: 'slow' }, offset: { i: 1 } }],
+      }),
+    );
+    const run = startCli(['standalone', join(dir, 'worker.properties'), join(dir, 'failing.json')]);
+    await waitFor(() => logEvents(run.stderr()).some((e) => e.event === 'worker.started'), 30_000, 'the worker to start');
+    // The connector is being created (its start() takes 2 s, then fails) when the signal comes.
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain("CONNECTOR_FAILED: Connector 'failing' failed to start");
+    expect(logEvents(run.stderr()).map((e) => e.event)).not.toContain('worker.startup.aborted');
+  }, 60_000);
+
+  it('stops at once on SIGTERM while the connection check waits for a Kafka that does not answer', async () => {
+    // A port that accepts connections and never answers: kafkajs waits for its timeouts.
+    let connected = false;
+    const silent = createServer((socket) => {
+      connected = true;
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+      await writeFile(join(dir, 'worker.properties'), `bootstrap.servers=127.0.0.1:${port}\nlisteners=\n`);
+      const run = startCli(['standalone', join(dir, 'worker.properties')]);
+      // The worker's connection check has connected and waits for an answer.
+      await waitFor(() => connected, 30_000, 'the connection check to connect');
+      const sent = Date.now();
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+      expect(Date.now() - sent).toBeLessThan(3000);
+      expect(logEvents(run.stderr()).map((e) => e.event)).toContain('worker.startup.aborted');
+    } finally {
+      silent.close();
+    }
   }, 60_000);
 
   it("logs an error that escapes one connector's code and keeps the worker and the other connectors running", async () => {
