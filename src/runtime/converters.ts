@@ -11,10 +11,18 @@ export type ConverterName = 'json' | 'string' | 'bytes';
  * `null` and `undefined` become a null key or value; a top-level Buffer becomes a base64 string,
  * as JsonConverter writes bytes.
  */
-export const jsonConverter: Converter = (value) => {
+export const jsonConverter: Converter = (value, topic) => {
   if (value === undefined || value === null) return null;
   if (Buffer.isBuffer(value)) return Buffer.from(JSON.stringify(value.toString('base64')));
-  return Buffer.from(JSON.stringify(value));
+  const text: string | undefined = JSON.stringify(value);
+  if (text === undefined) {
+    // A function, a symbol, or an object whose toJSON() gives undefined: JSON has no text for it.
+    throw new TributaryError(
+      'RECORD_INVALID',
+      `The json converter cannot write a ${describe(value)} to topic '${topic}': JSON has no form for it (its JSON.stringify is undefined). Give a JSON value: an object, array, string, number or boolean.`,
+    );
+  }
+  return Buffer.from(text);
 };
 
 /** UTF-8 text, like Kafka Connect's StringConverter: strings, numbers and booleans. */

@@ -8,6 +8,14 @@ describe('converters', () => {
     expect(jsonConverter(Buffer.from('hi'), 't')?.toString()).toBe('"aGk="');
   });
 
+  it('json refuses a value JSON has no text for, naming it and the topic', () => {
+    expect(() => jsonConverter(() => 1, 'orders')).toThrow(
+      /^The json converter cannot write a function to topic 'orders': JSON has no form for it/,
+    );
+    expect(() => jsonConverter(Symbol('s'), 'orders')).toThrow(/cannot write a symbol to topic 'orders'/);
+    expect(() => jsonConverter({ toJSON: () => undefined }, 'orders')).toThrow(/cannot write a Object object/);
+  });
+
   it('string writes text and refuses objects with a clear message', () => {
     expect(stringConverter(42, 't')?.toString()).toBe('42');
     expect(() => stringConverter({}, 'orders')).toThrow(/cannot write a Object object to topic 'orders'/);
