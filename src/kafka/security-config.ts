@@ -64,20 +64,23 @@ const ENCRYPTED_PEM = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type:\s*4,ENCR
 
 /**
  * Whether OpenSSL refused a key (a PEM private key opened alone, or a PKCS12 store) for its
- * password: `missing` when none was given, `wrong` when one was; undefined for any other reason,
- * whose message is then shown as it is. OpenSSL's message for an encrypted PEM key opened without
- * a password varies (bad decrypt, interrupted or cancelled, and once `DECODER routines::unsupported`
- * in a loaded test run), so such a key is known by its header (`encryptedPem`). With a password,
- * only a failed decryption is a wrong password: a key that decrypts but cannot be decoded is not.
+ * password: `missing` when none was given; `wrong` when one was and decryption failed;
+ * `wrong-or-undecodable` for an encrypted PEM key given a password that OpenSSL then could not
+ * decode. A wrong password passes the cipher's padding check about once in 256 tries and leaves
+ * bytes that are no key (`DECODER routines::unsupported`), which is also what a right password
+ * gives for a key this OpenSSL cannot read. Without a password an encrypted PEM key is known by
+ * its header (`encryptedPem`), whatever the message. Undefined for any other reason, whose message
+ * is then shown as it is.
  */
 export function keyPasswordProblem(
   message: string,
   encryptedPem: boolean,
   password: string | undefined,
-): 'missing' | 'wrong' | undefined {
+): 'missing' | 'wrong' | 'wrong-or-undecodable' | undefined {
   const decryptionFailed = /mac verify|bad decrypt|bad password|interrupted or cancelled/i.test(message);
-  if (password) return decryptionFailed ? 'wrong' : undefined;
-  return decryptionFailed || encryptedPem ? 'missing' : undefined;
+  if (!password) return decryptionFailed || encryptedPem ? 'missing' : undefined;
+  if (decryptionFailed) return 'wrong';
+  return encryptedPem && /DECODER routines::unsupported/i.test(message) ? 'wrong-or-undecodable' : undefined;
 }
 
 /** TLS material of a client, all PEM text, ready for Node's `tls.connect` and librdkafka. */
@@ -321,21 +324,34 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
     const { cert, key, pkcs12 } = resolveKeyStore();
     const keyPassword = value('ssl.key.password');
     // Opened now, so a wrong password is a start-up error naming its key, not a failed handshake later.
-    const passwordWhy = (problem: 'missing' | 'wrong', passwordKey: string, password: string | undefined): string =>
-      problem === 'wrong'
-        ? `wrong ${passwordKey}`
-        : `it is encrypted: set ${passwordKey}${password === '' ? ' (it is empty)' : ''}`;
+    // A key not given is named with the prefix of the one beside it (producer.ssl.key.password).
+    const nameBeside = (key: SecurityKey, beside: SecurityKey): string => {
+      const besideName = nameOf(beside);
+      return given.get(key)?.[1] ?? `${besideName.slice(0, besideName.length - beside.length)}${key}`;
+    };
+    const passwordWhy = (
+      problem: 'missing' | 'wrong' | 'wrong-or-undecodable',
+      passwordKey: string,
+      givenPassword: string | undefined,
+      message: string,
+    ): string => {
+      if (problem === 'wrong') return `wrong ${passwordKey}`;
+      if (problem === 'wrong-or-undecodable') return `wrong ${passwordKey}, or a key this OpenSSL cannot decode (${message})`;
+      return `it is encrypted: set ${passwordKey}${givenPassword === '' ? ' (it is empty)' : ''}`;
+    };
     if (pkcs12 !== undefined) {
       try {
         createSecureContext({ pfx: pkcs12.data, passphrase: pkcs12.password });
       } catch (e) {
         const message = (e as Error).message;
         const problem = keyPasswordProblem(message, false, pkcs12.password);
-        const why = problem ? passwordWhy(problem, nameOf('ssl.keystore.password'), pkcs12.password) : message;
+        const passwordKey = nameBeside('ssl.keystore.password', 'ssl.keystore.location');
+        const why = problem ? passwordWhy(problem, passwordKey, value('ssl.keystore.password'), message) : message;
         problems.push(`${nameOf('ssl.keystore.location')}: cannot open the PKCS12 key store ${pkcs12.location}: ${why}`);
       }
     } else if (cert !== undefined && key !== undefined) {
       const location = given.get('ssl.keystore.location')?.[1];
+      const keyName = location ?? nameOf('ssl.keystore.key');
       const passphrase = keyPassword ? { passphrase: keyPassword } : {};
       // The key alone first: Node reads the certificate before the key, and a certificate's error
       // must not pass for the key's password (nor a key's for the certificate's).
@@ -346,15 +362,16 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
         keyOpened = false;
         const message = (e as Error).message;
         const problem = keyPasswordProblem(message, ENCRYPTED_PEM.test(key), keyPassword);
-        const why = problem ? passwordWhy(problem, nameOf('ssl.key.password'), keyPassword) : message;
-        problems.push(`${location ?? 'ssl.keystore.key'}: cannot use the private key: ${why}`);
+        const passwordKey = nameBeside('ssl.key.password', location ? 'ssl.keystore.location' : 'ssl.keystore.key');
+        const why = problem ? passwordWhy(problem, passwordKey, keyPassword, message) : message;
+        problems.push(`${keyName}: cannot use the private key: ${why}`);
       }
       if (keyOpened) {
         try {
           createSecureContext({ cert, key, ...passphrase });
         } catch (e) {
           problems.push(
-            `${location ?? 'ssl.keystore.certificate.chain'}: cannot use the certificate chain with the private key: ${(e as Error).message}`,
+            `${location ?? nameOf('ssl.keystore.certificate.chain')}: cannot use the certificate chain with the private key: ${(e as Error).message}`,
           );
         }
       }

@@ -52,8 +52,6 @@ import { zombieFencing } from './zombie-fencing.js';
 
 /** Keys shown as they are even when a connector's class (and so its password keys) is unknown here. */
 const PLAIN_KEYS = new Set(['name', 'connector.class', 'tasks.max']);
-/** How long a stop waits for the group's leave when this worker is no member (see stopOnce). */
-const UNJOINED_LEAVE_WAIT_MS = 2000;
 
 /** The property a Tributary task config is stored under in a `task-<name>-<n>` record (as canonical JSON). */
 export const TASK_CONFIG_PROPERTY = 'tributary.task.config';
@@ -163,8 +161,8 @@ export class DistributedHerder implements Herder {
 
   /**
    * Starts the local worker, reads the config and status topics, then joins the group. Once
-   * `signal` is aborted (SIGTERM during start-up) it takes no further step, ends a join still
-   * under way, and resolves: the caller then stops the herder, which undoes the steps taken.
+   * `signal` is aborted (SIGTERM during start-up) it takes no further step (a join under way is
+   * waited for) and resolves: the caller then stops the herder, which undoes the steps taken.
    */
   async start(signal?: AbortSignal): Promise<void> {
     const aborted = () => signal?.aborted === true || this.stopped !== undefined;
@@ -179,30 +177,16 @@ export class DistributedHerder implements Herder {
     this.unsubscribe = this.config.onChange((snapshot) => this.configChanged(snapshot));
     this.statusTimer = setInterval(() => void this.publishStatuses(), this.options.statusIntervalMs ?? 1000);
     this.statusTimer.unref();
-    const joined = this.group.start({
+    // A stop asked for while the join is under way waits for it: kafkajs gives this member its id
+    // only with the JoinGroup's answer, and a member that leaves without it stays in the next
+    // generation, given work no one runs, until its session times out. Joined, the caller's stop
+    // stops what started and leaves.
+    await this.group.start({
       metadata: () => this.metadata(),
       assign: (generation, members) => this.assign(generation, members),
       onJoined: (join) => this.joined(join),
       onLost: (reason) => this.lost(reason),
     });
-    if (signal === undefined) {
-      await joined;
-    } else {
-      // A stop asked for while the worker is still joining is not held up by the join: a
-      // JoinGroup can wait for the rebalance, up to the other members' sessions. Once it has
-      // joined (its work may be starting), the join completes and the caller's stop leaves.
-      const stopAsked = new Promise<'stop'>((resolve) => {
-        if (signal.aborted) resolve('stop');
-        signal.addEventListener('abort', () => resolve('stop'), { once: true });
-      });
-      if ((await Promise.race([joined, stopAsked])) === 'stop') {
-        if (this.leadership === undefined) {
-          joined.catch(() => {});
-          return;
-        }
-        await joined;
-      }
-    }
     if (aborted()) return;
     this.log.info({ event: 'herder.started', workerId: this.id.workerId }, 'distributed worker started');
   }
@@ -1098,6 +1082,8 @@ export class DistributedHerder implements Herder {
   }
 
   private async stopOnce(): Promise<void> {
+    // A join still being applied (joined() waits for the config topic) must not start work now.
+    this.membershipEpoch++;
     clearInterval(this.statusTimer);
     clearTimeout(this.delayTimer);
     clearTimeout(this.fenceTimer);
@@ -1125,19 +1111,9 @@ export class DistributedHerder implements Herder {
     } catch (e) {
       failure = e;
     }
-    const left = this.group
+    await this.group
       .leave()
       .catch((err: unknown) => this.log.warn({ event: 'group.leave.failed', err }, 'leaving the group failed'));
-    if (this.leadership === undefined) {
-      // Not a member (never joined, or the membership was lost): nothing to hand over, and the
-      // leave may wait behind a JoinGroup under way (kafkajs closes a connection only once its
-      // requests are answered). It gets a moment; the coordinator drops a member that is gone.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([left, new Promise<void>((resolve) => (timer = setTimeout(resolve, UNJOINED_LEAVE_WAIT_MS)))]);
-      clearTimeout(timer);
-    } else {
-      await left;
-    }
     try {
       await this.worker.stop();
     } finally {
