@@ -40,10 +40,10 @@ export interface DistributedOptions {
   readonly processGuards?: boolean;
   /**
    * Stops the start-up: once aborted, the worker takes no further start step (the REST API,
-   * reading the cluster topics, joining the group), stops waiting for the connection check and
-   * for a group join still under way, and is stopped gracefully (final offset flushes, leaving the
-   * group) before `runDistributed` resolves with it. A step already running (reading a cluster
-   * topic) is finished first. A step that fails is still the start-up's failure (it rejects). For
+   * reading the cluster topics, joining the group), stops waiting for the connection check, and
+   * is stopped gracefully (final offset flushes, leaving the group) before `runDistributed`
+   * resolves with it. A step already running is finished first, a group join too (see
+   * DistributedHerder.start). A step that fails is still the start-up's failure (it rejects). For
    * SIGTERM or SIGINT during start-up.
    */
   readonly signal?: AbortSignal;
