@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { type DistributedWorker, runDistributed } from './distributed.js';
-import { describeFailure, runStandalone, type StandaloneWorker } from './standalone.js';
+import { runDistributed } from './distributed.js';
+import { describeFailure, runStandalone } from './standalone.js';
 
 const DOCS =
   'README.md in the package (node_modules/tributary-connect/README.md); REST API and error codes: docs/rest.md, docs/errors.md of the source';
@@ -62,46 +62,16 @@ or run the CLI through tsx (npx tsx node_modules/tributary-connect/dist/cli/main
 
 Docs: ${DOCS}`,
   )
-  .action(async (workerConfig: string, connectorConfigs: string[]) => {
-    // Signals are handled from the first moment: one during start-up (REST listening, the
-    // first connectors streaming) stops gracefully too, instead of Node's default exit 143.
-    const startup = new AbortController();
-    let worker: StandaloneWorker | undefined;
-    let stopping = false;
-    const finish = (stopped: Promise<void>) =>
-      stopped.then(
-        () => process.exit(0),
-        (e: unknown) => {
-          process.stderr.write(`tributary: stop failed: ${describeFailure(e)}\n`);
-          process.exit(1);
-        },
-      );
-    const stop = (signal: string) => {
-      if (stopping) {
-        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
-        process.exit(130);
-      }
-      stopping = true;
-      // While starting, runStandalone sees the abort and stops the worker before it resolves.
-      if (worker) void finish(worker.stop());
-      else startup.abort();
-    };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    try {
-      worker = await runStandalone({
+  .action((workerConfig: string, connectorConfigs: string[]) =>
+    runUntilSignalled((signal) =>
+      runStandalone({
         workerConfigPath: workerConfig,
         connectorConfigPaths: connectorConfigs ?? [],
-        signal: startup.signal,
+        signal,
         processGuards: true,
-      });
-    } catch (e) {
-      process.stderr.write(`tributary: ${describeFailure(e)}\n`);
-      process.exit(1);
-    }
-    // Stopped during start-up: worker.stop() returns the stop already done.
-    if (startup.signal.aborted) void finish(worker.stop());
-  });
+      }),
+    ),
+  );
 
 program
   .command('distributed')
@@ -130,41 +100,48 @@ Example (three workers on one machine: docs/distributed.md):
 
 Docs: ${DOCS}`,
   )
-  .action(async (workerConfig: string) => {
-    // As standalone: a signal during start-up stops the worker gracefully too (it leaves the
-    // group at once instead of being waited for until its session times out).
-    const startup = new AbortController();
-    let worker: DistributedWorker | undefined;
-    let stopping = false;
-    const finish = (stopped: Promise<void>) =>
-      stopped.then(
-        () => process.exit(0),
-        (e: unknown) => {
-          process.stderr.write(`tributary: stop failed: ${describeFailure(e)}\n`);
-          process.exit(1);
-        },
-      );
-    const stop = (signal: string) => {
-      if (stopping) {
-        process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
-        process.exit(130);
-      }
-      stopping = true;
-      // While starting, runDistributed sees the abort and stops the worker before it resolves.
-      if (worker) void finish(worker.stop());
-      else startup.abort();
-    };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    try {
-      worker = await runDistributed({ workerConfigPath: workerConfig, processGuards: true, signal: startup.signal });
-    } catch (e) {
-      process.stderr.write(`tributary: ${describeFailure(e)}\n`);
-      process.exit(1);
+  .action((workerConfig: string) =>
+    runUntilSignalled((signal) => runDistributed({ workerConfigPath: workerConfig, processGuards: true, signal })),
+  );
+
+/**
+ * Starts a worker and runs it until SIGINT or SIGTERM, which are handled from the first moment:
+ * one during start-up stops gracefully too (`start` sees the abort and stops the worker before
+ * it resolves), instead of Node's default exit 143. Exit 0 after a graceful stop, 1 when the
+ * start or the stop failed; a second signal exits 130 at once.
+ */
+async function runUntilSignalled(start: (signal: AbortSignal) => Promise<{ stop(): Promise<void> }>): Promise<void> {
+  const startup = new AbortController();
+  let worker: { stop(): Promise<void> } | undefined;
+  let stopping = false;
+  const finish = (stopped: Promise<void>) =>
+    stopped.then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`tributary: stop failed: ${describeFailure(e)}\n`);
+        process.exit(1);
+      },
+    );
+  const stop = (signal: string) => {
+    if (stopping) {
+      process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
+      process.exit(130);
     }
-    // Stopped during start-up: worker.stop() returns the stop already done.
-    if (startup.signal.aborted) void finish(worker.stop());
-  });
+    stopping = true;
+    if (worker) void finish(worker.stop());
+    else startup.abort();
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  try {
+    worker = await start(startup.signal);
+  } catch (e) {
+    process.stderr.write(`tributary: ${describeFailure(e)}\n`);
+    process.exit(1);
+  }
+  // Stopped during start-up: worker.stop() returns the stop already done.
+  if (startup.signal.aborted) void finish(worker.stop());
+}
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`tributary: ${describeFailure(e)}\n`);

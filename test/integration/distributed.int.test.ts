@@ -4,7 +4,6 @@
  * concurrent creates of one name. "Nothing lost" is checked on the data: for every datagen
  * sequence, every number up to its committed offset is in the topic.
  */
-import { type AddressInfo, createServer } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../helpers/child-output.js';
 import {
@@ -17,6 +16,7 @@ import {
 } from '../helpers/distributed-audit.js';
 import { rest, TestCluster } from '../helpers/distributed-cluster.js';
 import { describeKafka, requireKafkaBootstrap, testKafka } from '../helpers/kafka.js';
+import { silentServer } from '../helpers/silent-server.js';
 
 const DATAGEN = './examples/datagen/src/index.ts#DatagenConnector';
 
@@ -205,18 +205,13 @@ describeKafka('distributed mode: three workers', () => {
   });
 
   it('a SIGTERM while the connection check waits for a Kafka that does not answer: exit 0 at once', async () => {
-    let connected = false;
-    const silent = createServer((socket) => {
-      connected = true;
-      socket.on('error', () => {});
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silent = await silentServer();
     try {
-      const port = (silent.address() as AddressInfo).port;
+      const port = silent.port;
       cluster = await TestCluster.create({ bootstrap: `127.0.0.1:${port}`, workers: 1 });
       const [w] = cluster.workers as [NonNullable<TestCluster['workers'][0]>];
       w.launch();
-      await waitFor(() => connected, 30_000, 'the connection check to connect');
+      await waitFor(silent.connected, 30_000, 'the connection check to connect');
       const sent = Date.now();
       expect(await w.signal('SIGTERM')).toBe(0);
       expect(Date.now() - sent).toBeLessThan(3000);

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type WatchedProcess, waitFor, watchProcess } from '../helpers/child-output.js';
+import { silentServer } from '../helpers/silent-server.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const tsx = join(root, 'node_modules/tsx/dist/loader.mjs');
@@ -254,19 +254,14 @@ describe('tributary standalone on the embedded default', () => {
 
   it('stops at once on SIGTERM while the connection check waits for a Kafka that does not answer', async () => {
     // A port that accepts connections and never answers: kafkajs waits for its timeouts.
-    let connected = false;
-    const silent = createServer((socket) => {
-      connected = true;
-      socket.on('error', () => {});
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silent = await silentServer();
     try {
-      const port = (silent.address() as AddressInfo).port;
+      const port = silent.port;
       const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
       await writeFile(join(dir, 'worker.properties'), `bootstrap.servers=127.0.0.1:${port}\nlisteners=\n`);
       const run = startCli(['standalone', join(dir, 'worker.properties')]);
       // The worker's connection check has connected and waits for an answer.
-      await waitFor(() => connected, 30_000, 'the connection check to connect');
+      await waitFor(silent.connected, 30_000, 'the connection check to connect');
       const sent = Date.now();
       run.child.kill('SIGTERM');
       expect(await run.exited).toBe(0);
