@@ -169,13 +169,14 @@ describeKafka('distributed mode: three workers', () => {
   });
 
   it('a SIGTERM while the worker waits to join the group waits for the join, then leaves: no member left behind', async () => {
-    // The coordinator waits for the frozen member (its session) before the new one is in. kafkajs
+    // The coordinator waits for the frozen member (its session) before the new one is in; 20 s
+    // leaves a loaded machine time to start the second worker before the first expires. kafkajs
     // gives a member its id only with the JoinGroup's answer: a worker that went without waiting
     // for it stayed in the next generation, with work no one ran, until its own session ran out.
     cluster = await TestCluster.create({
       bootstrap: requireKafkaBootstrap(),
       workers: 2,
-      config: { 'session.timeout.ms': '10000' },
+      config: { 'session.timeout.ms': '20000' },
     });
     const [frozen, joining] = cluster.workers as [NonNullable<TestCluster['workers'][0]>, NonNullable<TestCluster['workers'][0]>];
     await frozen.start();
