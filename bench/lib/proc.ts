@@ -23,11 +23,11 @@ export interface CpuTimes {
   readonly childrenSystem: number;
 }
 
-/** CPU times of `pid` from /proc/<pid>/stat, or undefined once it is gone. */
-export function cpuTimes(pid: number | 'self'): CpuTimes | undefined {
+/** CPU times from a `stat` file of /proc (a process's or one thread's), or undefined once it is gone. */
+function statTimes(path: string): CpuTimes | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch {
     return undefined;
   }
@@ -36,6 +36,11 @@ export function cpuTimes(pid: number | 'self'): CpuTimes | undefined {
   // fields[0] is field 3 (state); utime, stime, cutime, cstime are fields 14..17.
   const tick = (i: number): number => Number(fields[i - 3] ?? 0) / CLOCK_TICKS;
   return { user: tick(14), system: tick(15), childrenUser: tick(16), childrenSystem: tick(17) };
+}
+
+/** CPU times of `pid` from /proc/<pid>/stat, or undefined once it is gone. */
+export function cpuTimes(pid: number | 'self'): CpuTimes | undefined {
+  return statTimes(`/proc/${pid}/stat`);
 }
 
 /** User + system CPU seconds of each thread of `pid` (`/proc/<pid>/task/<tid>/stat`), by thread id; empty once it is gone. */
@@ -48,14 +53,8 @@ export function threadCpuTimes(pid: number): Map<number, number> {
     return out;
   }
   for (const tid of tasks) {
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    out.set(Number(tid), (Number(fields[14 - 3] ?? 0) + Number(fields[15 - 3] ?? 0)) / CLOCK_TICKS);
+    const times = statTimes(`/proc/${pid}/task/${tid}/stat`);
+    if (times !== undefined) out.set(Number(tid), times.user + times.system);
   }
   return out;
 }
