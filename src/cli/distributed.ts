@@ -28,7 +28,7 @@ import { readWorkerConfig } from './config-files.js';
 import { kafkaAdapters } from './kafka-adapters.js';
 import { createCliLogger, resolveLogSettings } from './log-output.js';
 import { installProcessGuards } from './process-guards.js';
-import { inFile } from './standalone.js';
+import { checkUnlessAborted, inFile } from './standalone.js';
 import { checkWorkerKeys } from './worker-keys.js';
 
 /** Options of {@link runDistributed}. */
@@ -211,17 +211,9 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   });
   const cluster = { herder, locator: herder, leaderWaitMs: settings.leaderWaitMs };
   const aborted = () => options.signal?.aborted === true;
-  const abortedNow = new Promise<void>((resolve) => {
-    if (aborted()) resolve();
-    options.signal?.addEventListener('abort', () => resolve(), { once: true });
-  });
   let started = false;
   try {
-    // The connection check is not waited for once a stop is asked for: against an unreachable
-    // Kafka it takes seconds to fail. What it finds then is no one's to see.
-    const checked = adapters.check();
-    checked.catch(() => {});
-    await Promise.race([checked, abortedNow]);
+    await checkUnlessAborted(adapters.check(), options.signal);
     if (!aborted()) {
       rest = await RestServer.start(worker, restOptions, {
         logger,

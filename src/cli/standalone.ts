@@ -130,19 +130,9 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   metrics.attach(worker);
   const history = new MetricsHistory(metrics, { intervalMs: metricsSettings.historyIntervalMs });
   const aborted = () => options.signal?.aborted === true;
-  const abortedNow = new Promise<void>((resolve) => {
-    if (aborted()) resolve();
-    options.signal?.addEventListener('abort', () => resolve(), { once: true });
-  });
   let started = false;
   try {
-    if (kafka) {
-      // The connection check is not waited for once a stop is asked for: against an unreachable
-      // Kafka it takes seconds to fail. What it finds then is no one's to see.
-      const checked = kafka.check();
-      checked.catch(() => {});
-      await Promise.race([checked, abortedNow]);
-    }
+    if (kafka) await checkUnlessAborted(kafka.check(), options.signal);
     if (!aborted()) await worker.start();
     history.start();
     if (metricsSettings.listeners !== '' && !aborted()) {
@@ -196,6 +186,27 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     await worker.stop();
   }
   return Object.assign(worker, { rest, metrics, metricsServer, loggerLevels });
+}
+
+/**
+ * Waits for the connection check to Kafka, or only until `signal` is aborted: against an
+ * unreachable Kafka the check takes seconds to fail, and what it finds after a stop was asked for
+ * is no one's to see (its rejection is handled). A check that fails first rejects.
+ */
+export async function checkUnlessAborted(check: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  check.catch(() => {});
+  if (signal === undefined) return check;
+  if (signal.aborted) return;
+  let onAbort = (): void => {};
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([check, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** Runs `read`; a config error it raises names the file (`worker config w.properties: ...`). */
