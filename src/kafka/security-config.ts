@@ -330,7 +330,7 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
       return given.get(key)?.[1] ?? `${besideName.slice(0, besideName.length - beside.length)}${key}`;
     };
     const passwordWhy = (
-      problem: 'missing' | 'wrong' | 'wrong-or-undecodable',
+      problem: NonNullable<ReturnType<typeof keyPasswordProblem>>,
       passwordKey: string,
       givenPassword: string | undefined,
       message: string,
