@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../api/errors.js';
@@ -355,24 +355,27 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
       const passphrase = keyPassword ? { passphrase: keyPassword } : {};
       // The key alone first: Node reads the certificate before the key, and a certificate's error
       // must not pass for the key's password (nor a key's for the certificate's).
-      let keyOpened = true;
+      let privateKey: KeyObject | undefined;
       try {
-        createPrivateKey({ key, format: 'pem', ...passphrase });
+        privateKey = createPrivateKey({ key, format: 'pem', ...passphrase });
       } catch (e) {
-        keyOpened = false;
         const message = (e as Error).message;
         const problem = keyPasswordProblem(message, ENCRYPTED_PEM.test(key), keyPassword);
         const passwordKey = nameBeside('ssl.key.password', location ? 'ssl.keystore.location' : 'ssl.keystore.key');
         const why = problem ? passwordWhy(problem, passwordKey, keyPassword, message) : message;
         problems.push(`${keyName}: cannot use the private key: ${why}`);
       }
-      if (keyOpened) {
+      if (privateKey !== undefined) {
+        const chainName = location ?? nameOf('ssl.keystore.certificate.chain');
         try {
           createSecureContext({ cert, key, ...passphrase });
+          // OpenSSL keeps a key and a certificate of different types (an RSA key, an EC
+          // certificate) side by side without comparing them: the handshake would fail later.
+          const mismatch = leafKeyMismatch(cert, privateKey);
+          if (mismatch !== undefined)
+            problems.push(`${chainName}: cannot use the certificate chain with the private key: ${mismatch}`);
         } catch (e) {
-          problems.push(
-            `${location ?? nameOf('ssl.keystore.certificate.chain')}: cannot use the certificate chain with the private key: ${(e as Error).message}`,
-          );
+          problems.push(`${chainName}: cannot use the certificate chain with the private key: ${(e as Error).message}`);
         }
       }
     }
@@ -535,6 +538,20 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
  * (`-----BEGIN CERTIFICATE----- MIIC... -----END CERTIFICATE-----`), which Kafka accepts and
  * OpenSSL does not, so the base64 body is re-wrapped at 64 columns.
  */
+/**
+ * Why the chain's first certificate (the one presented) is not the private key's, or undefined
+ * when it is. Checked after OpenSSL accepted the pair, which it does for a key and a
+ * certificate of different types.
+ */
+function leafKeyMismatch(chain: string, privateKey: KeyObject): string | undefined {
+  const leaf = new X509Certificate(chain);
+  if (leaf.checkPrivateKey(privateKey)) return undefined;
+  const certType = leaf.publicKey.asymmetricKeyType ?? 'unknown';
+  const keyType = privateKey.asymmetricKeyType ?? 'unknown';
+  const types = certType === keyType ? '' : ` (certificate: ${certType}, key: ${keyType})`;
+  return `the first certificate (${leaf.subject.replace(/\n/g, ', ')}) is not the private key's${types}; the chain starts with the certificate of this key`;
+}
+
 function pemBlocks(text: string, label: RegExp): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)) {

@@ -310,6 +310,40 @@ describe('resolveKafkaSecurity', () => {
     ]);
   });
 
+  it("refuses a private key of another type than the chain's first certificate, which OpenSSL lets pass", async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { createPrivateKey, generateKeyPairSync } = await import('node:crypto');
+    // The test certificates have EC keys; an RSA key beside them.
+    const rsaKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
+    const clientCert = await readFile(certs.clientCertPem, 'utf8');
+    const withKey = (key: string, chain: string) =>
+      problemsOf({ 'security.protocol': 'SSL', 'ssl.keystore.key': key, 'ssl.keystore.certificate.chain': chain });
+    expect(withKey(rsaKey, clientCert)).toEqual([
+      expect.stringMatching(
+        /^ssl\.keystore\.certificate\.chain: cannot use the certificate chain with the private key: the first certificate \(CN=[^)]+\) is not the private key's \(certificate: ec, key: rsa\); the chain starts with the certificate of this key$/,
+      ),
+    ]);
+    // The client's own key passes with its certificate first, not behind the CA's.
+    const clientKey = createPrivateKey({
+      key: await readFile(certs.clientKeyEncryptedPem, 'utf8'),
+      passphrase: KEY_PASSWORD,
+    }).export({ type: 'pkcs8', format: 'pem' }) as string;
+    const ca = await readFile(certs.caPem, 'utf8');
+    const resolved = resolveKafkaSecurity(
+      securityLayers(
+        { 'security.protocol': 'SSL', 'ssl.keystore.key': clientKey, 'ssl.keystore.certificate.chain': `${clientCert}\n${ca}` },
+        { kind: 'worker' },
+      ),
+    );
+    expect(resolved.tls?.key).toBe(clientKey.trim());
+    expect(withKey(clientKey, `${ca}\n${clientCert}`)).toEqual([
+      expect.stringContaining('ssl.keystore.certificate.chain: cannot use the certificate chain with the private key: '),
+    ]);
+  });
+
   it('refuses a key store it cannot open at start, naming the password key, never showing the password', async () => {
     const { readFile } = await import('node:fs/promises');
     const p12 = problemsOf({
