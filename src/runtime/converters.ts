@@ -19,7 +19,7 @@ export const jsonConverter: Converter = (value, topic) => {
     // A function, a symbol, or an object whose toJSON() gives undefined: JSON has no text for it.
     throw new TributaryError(
       'RECORD_INVALID',
-      `The json converter cannot write a ${describe(value)} to topic '${topic}': JSON has no form for it (its JSON.stringify is undefined). Give a JSON value: an object, array, string, number or boolean.`,
+      `The json converter cannot write ${describe(value)} to topic '${topic}': JSON has no form for it (its JSON.stringify is undefined). Give a JSON value: an object, array, string, number or boolean.`,
     );
   }
   return Buffer.from(text);
@@ -32,7 +32,7 @@ export const stringConverter: Converter = (value, topic) => {
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return Buffer.from(String(value));
   throw new TributaryError(
     'RECORD_INVALID',
-    `The string converter cannot write a ${describe(value)} to topic '${topic}': it accepts strings, numbers and booleans. Use the json converter for objects.`,
+    `The string converter cannot write ${describe(value)} to topic '${topic}': it accepts strings, numbers and booleans. Use the json converter for objects.`,
   );
 };
 
@@ -43,7 +43,7 @@ export const bytesConverter: Converter = (value, topic) => {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   throw new TributaryError(
     'RECORD_INVALID',
-    `The bytes converter cannot write a ${describe(value)} to topic '${topic}': it accepts Buffer and Uint8Array.`,
+    `The bytes converter cannot write ${describe(value)} to topic '${topic}': it accepts Buffer and Uint8Array.`,
   );
 };
 
@@ -65,7 +65,10 @@ export function converterNamed(name: string): Converter | undefined {
   return Object.hasOwn(BY_NAME, short) ? BY_NAME[short] : undefined;
 }
 
+/** What a value is, with its article: `an array`, `an object`, `an object of class Date`, `a function`. */
 function describe(value: unknown): string {
-  if (Array.isArray(value)) return 'array';
-  return typeof value === 'object' ? `${value?.constructor?.name ?? 'object'} object` : typeof value;
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value !== 'object' || value === null) return `a ${typeof value}`;
+  const name: unknown = (value as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' && name !== 'Object' ? `an object of class ${name}` : 'an object';
 }

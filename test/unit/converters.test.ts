@@ -13,19 +13,24 @@ describe('converters', () => {
       /^The json converter cannot write a function to topic 'orders': JSON has no form for it/,
     );
     expect(() => jsonConverter(Symbol('s'), 'orders')).toThrow(/cannot write a symbol to topic 'orders'/);
-    expect(() => jsonConverter({ toJSON: () => undefined }, 'orders')).toThrow(/cannot write a Object object/);
+    expect(() => jsonConverter({ toJSON: () => undefined }, 'orders')).toThrow(/cannot write an object to topic 'orders'/);
   });
 
   it('string writes text and refuses objects with a clear message', () => {
     expect(stringConverter(42, 't')?.toString()).toBe('42');
-    expect(() => stringConverter({}, 'orders')).toThrow(/cannot write a Object object to topic 'orders'/);
+    expect(() => stringConverter({}, 'orders')).toThrow(/cannot write an object to topic 'orders'/);
+    expect(() => stringConverter(Object.create(null), 'orders')).toThrow(/cannot write an object to topic 'orders'/);
+    expect(() => stringConverter([1], 'orders')).toThrow(/cannot write an array to topic 'orders'/);
+    expect(() => stringConverter(new Date(0), 'orders')).toThrow(/cannot write an object of class Date to topic 'orders'/);
   });
 
   it('bytes passes bytes through and refuses anything else', () => {
     const b = Buffer.from([1, 2]);
     expect(bytesConverter(b, 't')).toBe(b);
     expect(bytesConverter(new Uint8Array([3]), 't')).toEqual(Buffer.from([3]));
-    expect(() => bytesConverter('x', 't')).toThrow(/accepts Buffer and Uint8Array/);
+    expect(() => bytesConverter('x', 't')).toThrow(
+      /^The bytes converter cannot write a string to topic 't': it accepts Buffer and Uint8Array/,
+    );
   });
 
   it("resolves Kafka Connect's class names", () => {

@@ -648,7 +648,7 @@ describe('converters', () => {
     task.rounds = [() => of({ ...record('a', 1), value: { nested: true } })];
     const run = await MockRuntime.start(() => task, { config: {}, connectorConfig: { 'value.converter': 'string' } });
     await run.advanceBy('10ms');
-    expect(run.status.state === 'FAILED' && run.status.trace).toContain('string converter cannot write a Object object');
+    expect(run.status.state === 'FAILED' && run.status.trace).toContain('string converter cannot write an object to topic');
   });
 });
 
