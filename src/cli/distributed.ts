@@ -18,7 +18,7 @@ import { DistributedHerder } from '../runtime/distributed/distributed-herder.js'
 import { resolveDistributedSettings } from '../runtime/distributed/distributed-settings.js';
 import { MEMBER_PROTOCOL } from '../runtime/distributed/member-protocol.js';
 import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
-import { LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
+import { LOG_LEVELS, LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
 import type { OffsetStore } from '../runtime/ports.js';
 import { checkWorkerTaskSettings } from '../runtime/task-settings.js';
 import { Worker } from '../runtime/worker.js';
@@ -179,6 +179,21 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     sessionTimeoutMs: settings.sessionTimeoutMs,
     leaderWaitMs: settings.leaderWaitMs,
     logger,
+    onLoggerLevel: (namespace, level) => {
+      const parsed = parseLogLevel(level);
+      if (parsed === undefined) {
+        logger.warn(
+          { event: 'logger.level.cluster.invalid', namespace, level },
+          `ignored the cluster-wide level '${level}' of logger ${namespace} in the config topic: accepted are ${LOG_LEVELS.join(', ')}`,
+        );
+        return;
+      }
+      loggerLevels.set(namespace, parsed);
+      logger.info(
+        { event: 'logger.level.cluster', namespace, level: parsed },
+        `logger ${namespace} set to ${parsed} for the cluster`,
+      );
+    },
     // KIP-618: the leader fences a connector's earlier task producers before new task configs start.
     ...(workerExactlyOnce(config)
       ? {
@@ -209,7 +224,12 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
       }
     },
   });
-  const cluster = { herder, locator: herder, leaderWaitMs: settings.leaderWaitMs };
+  const cluster = {
+    herder,
+    locator: herder,
+    leaderWaitMs: settings.leaderWaitMs,
+    setLoggerLevel: (name: string, level: string) => herder.setClusterLoggerLevel(name, level),
+  };
   const aborted = () => options.signal?.aborted === true;
   let started = false;
   try {

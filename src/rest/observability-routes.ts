@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
-import { LOG_LEVELS, type LoggerLevels, parseLogLevel } from '../runtime/logger-levels.js';
+import { LOG_LEVELS, type LoggerLevels, type LogLevelName, parseLogLevel } from '../runtime/logger-levels.js';
 import { RestError } from './rest-error.js';
 import type { RouteTable } from './route-table.js';
 
@@ -52,14 +52,18 @@ export function staleTasks(metrics: WorkerMetrics): string[] {
 
 /**
  * Adds Kafka Connect's `/admin/loggers` (KIP-495, KIP-976): list the loggers with a level of
- * their own, read one, set one (and its descendants) at run time.
+ * their own, read one, set one (and its descendants) at run time, on this worker (`scope=worker`,
+ * the default) or on every worker of the cluster (`scope=cluster`, answered 204).
+ *
+ * `cluster`: this worker is one of a cluster, and this sets a level on every worker (through the
+ * config topic); `'unsupported'` refuses `scope=cluster` (501) rather than answer 204 for this
+ * worker alone. Absent: this worker is the whole cluster (standalone).
  */
-/**
- * `GET`/`PUT /admin/loggers`. `distributed`: this worker is one of a cluster, where KIP-976's
- * `scope=cluster` would have to reach every worker through the config topic, which Tributary does
- * not do yet: such a request is refused (501) rather than answered 204 for this worker alone.
- */
-export function addLoggersRoutes(routes: RouteTable, levels: LoggerLevels, options: { distributed?: boolean } = {}): void {
+export function addLoggersRoutes(
+  routes: RouteTable,
+  levels: LoggerLevels,
+  options: { cluster?: ((name: string, level: LogLevelName) => Promise<void>) | 'unsupported' } = {},
+): void {
   routes.add('GET', '/admin/loggers', async () => levels.list());
 
   routes.add('GET', '/admin/loggers/:name', async (request) => {
@@ -81,15 +85,27 @@ export function addLoggersRoutes(routes: RouteTable, levels: LoggerLevels, optio
       throw new RestError(404, `invalid log level '${String(given)}': accepted are ${LOG_LEVELS.join(', ')} (any case)`);
     }
     const scope = (request.query as Record<string, unknown>).scope;
-    const cluster = typeof scope === 'string' && scope.toLowerCase() === 'cluster';
-    if (cluster && options.distributed)
+    const scopeGiven = scope === undefined ? 'worker' : Array.isArray(scope) ? scope.join(',') : String(scope);
+    const scopeName = scopeGiven.toLowerCase();
+    // Kafka Connect logs a warning and takes an unknown scope for `worker`: a typo of `cluster`
+    // would change one worker while the caller believes all changed. Refused instead.
+    if (scopeName !== 'worker' && scopeName !== 'cluster') {
+      throw new RestError(
+        400,
+        `invalid scope '${scopeGiven}': accepted are worker (this worker, the default) and cluster (every worker)`,
+      );
+    }
+    if (scopeName === 'worker') return levels.set(name, level);
+    const cluster = options.cluster;
+    if (cluster === 'unsupported')
       throw new RestError(
         501,
-        `scope=cluster (KIP-976) is not supported in distributed mode yet: it would change ${name} on this worker only. Set the level on each worker (PUT /admin/loggers/${name} without scope, or scope=worker)`,
+        `scope=cluster (KIP-976) is not supported by this worker: it would change ${name} on this worker only. Set the level on each worker (PUT /admin/loggers/${name} without scope, or scope=worker)`,
       );
-    const affected = levels.set(name, level);
-    // scope=cluster (KIP-976) answers 204; a standalone worker is the whole cluster.
-    if (cluster) return reply.code(204).send();
-    return affected;
+    // Every worker, this one included, sets it when it reads the record back; a standalone
+    // worker is the whole cluster.
+    if (cluster === undefined) levels.set(name, level);
+    else await cluster(name, level);
+    return reply.code(204).send();
   });
 }

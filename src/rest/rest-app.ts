@@ -42,6 +42,11 @@ export interface RestAppContext {
     readonly locator: LeaderLocator;
     /** How long a write waits for an unreachable leader to be replaced (`rest.leader.wait.ms`); default 60 s. */
     readonly leaderWaitMs?: number;
+    /**
+     * Sets a logger's level on every worker (`PUT /admin/loggers/{name}?scope=cluster`, KIP-976),
+     * through the config topic; without it such a request is refused (501).
+     */
+    readonly setLoggerLevel?: (name: string, level: string) => Promise<void>;
   };
 }
 
@@ -194,7 +199,14 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   addOffsetsRoutes(routes, herder);
   addPluginsRoutes(routes, herder, pluginAccess);
   addObservabilityRoutes(routes, context.metrics, context.serveMetrics ?? true, context.ready);
-  if (context.loggerLevels) addLoggersRoutes(routes, context.loggerLevels, { distributed: context.cluster !== undefined });
+  if (context.loggerLevels) {
+    const cluster = context.cluster;
+    addLoggersRoutes(
+      routes,
+      context.loggerLevels,
+      cluster === undefined ? {} : { cluster: cluster.setLoggerLevel ?? 'unsupported' },
+    );
+  }
   if (context.metrics) addStatusPageRoutes(routes, worker, context.metrics, context.history);
   routes.install(app, (handler) => timed(handler, options.requestTimeoutMs));
   return app;

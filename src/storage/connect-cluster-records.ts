@@ -8,6 +8,7 @@
 
 import type {
   ClusterConfigSnapshot,
+  LoggerLevelRequest,
   RestartRequest,
   StatusEntry,
   StoredStatusState,
@@ -36,7 +37,9 @@ export type ConfigChange =
       /** Fields that were missing or not booleans and were taken as `false`, as Connect does. */
       readonly defaulted: readonly string[];
     }
-  /** A record Connect writes that Tributary does not use (session key, logger levels). */
+  /** `logger-cluster-<namespace>` (KIP-976): every worker sets the namespace's level when it reads this. */
+  | { readonly kind: 'logger-level'; readonly namespace: string; readonly level: string }
+  /** A record Connect writes that Tributary does not use (the session key). */
   | { readonly kind: 'ignored'; readonly key: string }
   /** A record that cannot be used: `problem` says what was wrong. */
   | { readonly kind: 'invalid'; readonly key: string | null; readonly problem: string };
@@ -59,6 +62,7 @@ export const CONFIG_KEYS = {
   targetState: (name: string): string => `target-state-${name}`,
   restart: (name: string): string => `restart-connector-${name}`,
   taskCount: (name: string): string => `tasks-fencing-${name}`,
+  loggerLevel: (namespace: string): string => `logger-cluster-${namespace}`,
 } as const;
 
 /** Keys of the status topic, as `KafkaStatusBackingStore` names them. */
@@ -69,7 +73,6 @@ export const STATUS_KEYS = {
 } as const;
 
 /** Config topic keys Connect writes that carry nothing Tributary uses; kept in the topic, skipped on read. */
-const IGNORED_CONFIG_PREFIXES = ['logger-cluster-'];
 const IGNORED_CONFIG_KEYS = ['session-key'];
 
 const STORED_STATES: readonly StoredStatusState[] = [
@@ -109,6 +112,11 @@ export function taskCountValue(tasks: number): string {
 /** `{"include-tasks": b, "only-failed": b}`: a restart request. */
 export function restartValue(request: { readonly includeTasks: boolean; readonly onlyFailed: boolean }): string {
   return JSON.stringify({ 'include-tasks': request.includeTasks, 'only-failed': request.onlyFailed });
+}
+
+/** `{"level": "DEBUG"}`: a cluster-wide logger level (KIP-976). */
+export function loggerLevelValue(level: string): string {
+  return JSON.stringify({ level });
 }
 
 /** A connector's or task's status record; null (a tombstone) for DESTROYED, as Connect writes it. */
@@ -191,9 +199,14 @@ export function parseConfigRecord(key: string | null, value: Buffer | string | n
     const onlyFailed = flag('only-failed');
     return { kind: 'restart-request', connector, includeTasks, onlyFailed, defaulted };
   }
-  if (IGNORED_CONFIG_KEYS.includes(key) || IGNORED_CONFIG_PREFIXES.some((p) => key.startsWith(p))) {
-    return { kind: 'ignored', key };
+  if (key.startsWith('logger-cluster-')) {
+    const namespace = key.slice('logger-cluster-'.length);
+    if (!isObject(json)) return { kind: 'invalid', key, problem: `a logger level must be an object, got ${describe(json)}` };
+    const level = json.level;
+    if (typeof level !== 'string') return { kind: 'invalid', key, problem: `'level' must be a string, got ${describe(level)}` };
+    return { kind: 'logger-level', namespace, level };
   }
+  if (IGNORED_CONFIG_KEYS.includes(key)) return { kind: 'ignored', key };
   return { kind: 'invalid', key, problem: 'unknown key (not a record type of the config topic)' };
 }
 
@@ -275,15 +288,16 @@ export class ConfigTopicState {
   private readonly deferred = new Map<string, Map<number, Config>>();
   private readonly inconsistent = new Set<string>();
   private readonly restartRequests: RestartRequest[] = [];
+  private readonly loggerLevels: LoggerLevelRequest[] = [];
   private readonly taskCountRecords = new Map<string, number>();
   private readonly pendingFencing = new Set<string>();
   private cached: ClusterConfigSnapshot | undefined;
 
   /**
-   * Folds the change of the record at `offset` in. Restart requests are only kept when
-   * `keepRestarts` (Connect acts on those read after its store started).
+   * Folds the change of the record at `offset` in. Restart requests and logger levels are only
+   * kept when `afterStart` (Connect acts on those read after its store started).
    */
-  apply(change: ConfigChange, offset: bigint, keepRestarts = true): ApplyNote | undefined {
+  apply(change: ConfigChange, offset: bigint, afterStart = true): ApplyNote | undefined {
     if (offset + 1n > this.offset) this.offset = offset + 1n;
     this.cached = undefined;
     switch (change.kind) {
@@ -314,8 +328,11 @@ export class ConfigTopicState {
         this.taskCountRecords.set(change.connector, change.tasks);
         this.pendingFencing.delete(change.connector);
         return undefined;
+      case 'logger-level':
+        if (afterStart) this.loggerLevels.push({ namespace: change.namespace, level: change.level, offset });
+        return undefined;
       case 'restart-request':
-        if (keepRestarts) {
+        if (afterStart) {
           this.restartRequests.push({
             connector: change.connector,
             includeTasks: change.includeTasks,
@@ -342,6 +359,7 @@ export class ConfigTopicState {
       taskConfigs: new Map(this.taskConfigs),
       inconsistent: new Set(this.inconsistent),
       restartRequests: [...this.restartRequests],
+      loggerLevels: [...this.loggerLevels],
       taskCountRecords: new Map(this.taskCountRecords),
       pendingFencing: new Set(this.pendingFencing),
     };

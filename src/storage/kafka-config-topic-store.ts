@@ -9,6 +9,7 @@ import {
   ConfigTopicState,
   commitValue,
   configValue,
+  loggerLevelValue,
   parseConfigRecord,
   restartValue,
   targetStateValue,
@@ -51,9 +52,9 @@ export interface KafkaConfigTopicStoreOptions {
  * - Reading: a {@link TopicReader} follows the topic; records fold in as Connect folds them
  *   (see {@link ConfigTopicState}). A record that cannot be used (not JSON, wrong shape, unknown
  *   key) is skipped with a warning naming the topic, partition, offset and the problem. Records
- *   Connect writes for features Tributary does not have (`session-key`, `tasks-fencing-*`,
- *   `logger-cluster-*`) stay in the topic and are skipped. Restart requests are reported only
- *   when read after `start()` has caught up, as Connect acts on them.
+ *   Connect writes for features Tributary does not have (`session-key`) stay in the topic and
+ *   are skipped. Restart requests and cluster-wide logger levels (`logger-cluster-*`) are
+ *   reported only when read after `start()` has caught up, as Connect acts on them.
  * - Writing: an idempotent producer, acks=all, one request in flight; writes of one store go
  *   out in call order, each resolving once acknowledged. Task configs are written, then their
  *   commit record once those are acknowledged.
@@ -216,6 +217,15 @@ export class KafkaConfigTopicStore implements ConfigTopicStore {
     checkName(name);
     return this.send(`restart request of connector '${name}'`, [
       { key: CONFIG_KEYS.restart(name), value: restartValue(request) },
+    ]);
+  }
+
+  async putLoggerLevel(namespace: string, level: string): Promise<void> {
+    if (typeof namespace !== 'string' || namespace === '') {
+      throw new TributaryError('CONFIG_INVALID', `A logger name must be a non-empty string, got ${JSON.stringify(namespace)}`);
+    }
+    return this.send(`level ${level} of logger '${namespace}'`, [
+      { key: CONFIG_KEYS.loggerLevel(namespace), value: loggerLevelValue(level) },
     ]);
   }
 

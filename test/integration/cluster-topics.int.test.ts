@@ -279,6 +279,14 @@ describeKafka('the config and status topics as Kafka Connect distributed writes 
         expect.objectContaining({ connector: a, includeTasks: true, onlyFailed: false }),
       ]);
 
+      // KIP-976: a cluster-wide logger level, as Connect writes it.
+      const logged = await rest(connect, 'PUT', '/admin/loggers/org.apache.kafka.connect.file?scope=cluster', { level: 'DEBUG' });
+      expect(logged.status).toBe(204);
+      snap = await snapshotWhen(config, (s) => s.loggerLevels.length > 0);
+      expect(snap.loggerLevels).toEqual([
+        expect.objectContaining({ namespace: 'org.apache.kafka.connect.file', level: 'DEBUG' }),
+      ]);
+
       await ok(connect, 'PUT', `/connectors/${a}/config`, fileConfig('7'));
       await statusWhen(connect, a, running);
       await ok(connect, 'DELETE', `/connectors/${b}`);
@@ -379,6 +387,29 @@ describeKafka('the config and status topics as Kafka Connect distributed writes 
       ]);
       await statusWhen(connect, stopped, (s) => s.connector.state === 'STOPPED');
       await statusWhen(connect, paused, (s) => s.connector.state === 'PAUSED');
+
+      // KIP-976: a cluster-wide logger level written by Tributary is set by the running Connect worker.
+      const namespace = 'org.apache.kafka.connect.file';
+      const levelNow = async () => {
+        const r = await rest(connect, 'GET', `/admin/loggers/${namespace}`);
+        return r.status === 200 ? (r.json as { level: string }).level : `status ${r.status}`;
+      };
+      // Not a logger of its own yet (404), or the root's level.
+      let level = await levelNow();
+      expect(level).not.toBe('TRACE');
+      const writer = new KafkaConfigTopicStore({ kafka, topic: topics.config });
+      await writer.start();
+      try {
+        await writer.putLoggerLevel(namespace, 'TRACE');
+      } finally {
+        await writer.stop();
+      }
+      const deadline = Date.now() + 15_000;
+      while (level !== 'TRACE' && Date.now() < deadline) {
+        await sleep(200);
+        level = await levelNow();
+      }
+      expect(level).toBe('TRACE');
     } finally {
       await connect.stop();
     }

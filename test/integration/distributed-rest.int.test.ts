@@ -512,6 +512,46 @@ describeKafka('distributed REST: every route through a non-leader, read back fro
     }
   });
 
+  it('sets a logger level on every worker with scope=cluster (KIP-976), on one worker without, and refuses a typo', async () => {
+    const { leader, writer, reader } = roles();
+    const name = `tributary.connector.kip976-${Date.now()}`;
+    const level = async (url: string) => {
+      const r = await rest(url, 'GET', `/admin/loggers/${name}`);
+      return r.status === 200 ? (r.body as { level: string; last_modified: number | null }) : undefined;
+    };
+    // Unknown before: 404 on every worker.
+    for (const w of [leader, writer, reader]) expect((await rest(w.url, 'GET', `/admin/loggers/${name}`)).status).toBe(404);
+
+    const put = await rest(writer.url, 'PUT', `/admin/loggers/${name}?scope=cluster`, { level: 'debug' });
+    expect(put.status).toBe(204);
+    for (const w of [leader, writer, reader]) {
+      const seen = await until(`DEBUG on worker ${w.index}`, async () => {
+        const l = await level(w.url);
+        return l?.level === 'DEBUG' ? l : undefined;
+      });
+      expect(seen.last_modified).toBeGreaterThan(0);
+    }
+
+    // scope=worker (and no scope) changes that worker only.
+    expect((await rest(reader.url, 'PUT', `/admin/loggers/${name}?scope=worker`, { level: 'ERROR' })).status).toBe(200);
+    expect((await rest(leader.url, 'PUT', `/admin/loggers/${name}`, { level: 'WARN' })).status).toBe(200);
+    expect((await level(reader.url))?.level).toBe('ERROR');
+    expect((await level(leader.url))?.level).toBe('WARN');
+    expect((await level(writer.url))?.level).toBe('DEBUG');
+
+    const typo = await rest(writer.url, 'PUT', `/admin/loggers/${name}?scope=clustr`, { level: 'TRACE' });
+    expect(typo.status).toBe(400);
+    expect(JSON.stringify(typo.body)).toContain("invalid scope 'clustr'");
+    expect((await level(writer.url))?.level).toBe('DEBUG');
+
+    // Each worker applied the cluster's record once, and logged it.
+    for (const w of [leader, writer, reader]) {
+      expect(w.events('logger.level.cluster').filter((e) => e.namespace === name)).toEqual([
+        expect.objectContaining({ namespace: name, level: 'DEBUG' }),
+      ]);
+    }
+  });
+
   it('completes a write sent while the cluster rebalances (a worker joins; the leader is SIGKILLed) instead of 409', async () => {
     // A worker leaves and joins again: writes sent all along, through the rebalances, complete.
     const { writer: restarted, reader: asked } = roles();

@@ -4,6 +4,7 @@ import {
   ConfigTopicState,
   commitValue,
   configValue,
+  loggerLevelValue,
   parseConfigRecord,
   parseStatusRecord,
   restartValue,
@@ -163,12 +164,38 @@ describe('config topic records', () => {
     expect(parseConfigRecord('restart-connector-a', '{}')).toMatchObject({ defaulted: ['include-tasks', 'only-failed'] });
   });
 
-  it("skips Connect's session key and logger records without calling them invalid", () => {
+  it("skips Connect's session key without calling it invalid", () => {
     expect(parseConfigRecord('session-key', '{"key":"x","algorithm":"HmacSHA256","creation-timestamp":1}')).toEqual({
       kind: 'ignored',
       key: 'session-key',
     });
-    expect(parseConfigRecord('logger-cluster-org.foo', '{"level":"DEBUG"}')).toMatchObject({ kind: 'ignored' });
+  });
+
+  it('reads and writes cluster-wide logger levels (KIP-976), kept only when read once started', () => {
+    expect(CONFIG_KEYS.loggerLevel('org.foo')).toBe('logger-cluster-org.foo');
+    expect(loggerLevelValue('DEBUG')).toBe('{"level":"DEBUG"}');
+    expect(parseConfigRecord('logger-cluster-org.foo', '{"level":"DEBUG"}')).toEqual({
+      kind: 'logger-level',
+      namespace: 'org.foo',
+      level: 'DEBUG',
+    });
+    expect(parseConfigRecord('logger-cluster-org.foo', '{"level":3}')).toEqual({
+      kind: 'invalid',
+      key: 'logger-cluster-org.foo',
+      problem: "'level' must be a string, got 3",
+    });
+    expect(parseConfigRecord('logger-cluster-org.foo', null)).toMatchObject({
+      kind: 'invalid',
+      problem: 'a logger level must be an object, got null',
+    });
+    const state = fold([['logger-cluster-old', loggerLevelValue('TRACE')]], false);
+    expect(state.snapshot().loggerLevels).toEqual([]);
+    state.apply(parseConfigRecord('logger-cluster-a', loggerLevelValue('WARN')), 1n);
+    state.apply(parseConfigRecord('logger-cluster-a', loggerLevelValue('ERROR')), 2n);
+    expect(state.snapshot().loggerLevels).toEqual([
+      { namespace: 'a', level: 'WARN', offset: 1n },
+      { namespace: 'a', level: 'ERROR', offset: 2n },
+    ]);
   });
 
   it('reads and writes Connect\'s task count records ({"task-count": n} under tasks-fencing-<name>)', () => {

@@ -33,7 +33,14 @@ class FlakyStore extends MemoryOffsetStore {
   }
 }
 
-async function setUp(workerConfig: Record<string, string> = {}, options: { serveMetrics?: boolean; distributed?: boolean } = {}) {
+async function setUp(
+  workerConfig: Record<string, string> = {},
+  options: {
+    serveMetrics?: boolean;
+    distributed?: boolean;
+    setLoggerLevel?: (name: string, level: string) => Promise<void>;
+  } = {},
+) {
   const store = new FlakyStore();
   const metrics = new WorkerMetrics({ staleThresholdMs: Number(workerConfig['offset.stale.threshold.ms'] ?? 0) });
   const levels = new LoggerLevels('INFO');
@@ -54,7 +61,15 @@ async function setUp(workerConfig: Record<string, string> = {}, options: { serve
     loggerLevels: levels,
     serveMetrics: options.serveMetrics,
     // As a distributed worker that is its own leader.
-    ...(options.distributed ? { cluster: { herder: worker, locator: { leader: async () => ({ url: '', self: true }) } } } : {}),
+    ...(options.distributed
+      ? {
+          cluster: {
+            herder: worker,
+            locator: { leader: async () => ({ url: '', self: true }) },
+            ...(options.setLoggerLevel ? { setLoggerLevel: options.setLoggerLevel } : {}),
+          },
+        }
+      : {}),
   });
   cleanups.push(() => app.close());
   const call = async (method: 'GET' | 'PUT' | 'POST', url: string, body?: unknown) => {
@@ -172,11 +187,45 @@ describe('/admin/loggers (KIP-495)', () => {
     expect(JSON.parse((await call('GET', '/admin/loggers/tributary.connector.dg')).text).level).toBe('WARN');
   });
 
-  it('refuses scope=cluster in distributed mode (501) instead of answering 204 for this worker alone', async () => {
+  it('in a cluster, hands scope=cluster to the cluster (204) and does not set it here before the cluster does', async () => {
+    const written: Array<[string, string]> = [];
+    const { call } = await setUp(
+      {},
+      { distributed: true, setLoggerLevel: async (name, level) => void written.push([name, level]) },
+    );
+    const put = await call('PUT', '/admin/loggers/tributary.connector.dg?scope=CLUSTER', { level: 'debug' });
+    expect([put.status, put.text]).toEqual([204, '']);
+    expect(written).toEqual([['tributary.connector.dg', 'DEBUG']]);
+    // Set when this worker reads the record back (the herder's onLoggerLevel), not by the request.
+    expect(JSON.parse((await call('GET', '/admin/loggers/root')).text).level).toBe('INFO');
+  });
+
+  it('answers a failed cluster write with its error, and refuses an unknown scope rather than take it for worker', async () => {
+    const { call } = await setUp(
+      {},
+      {
+        distributed: true,
+        setLoggerLevel: async () => {
+          throw new Error('Writing the level DEBUG of logger root to config topic c failed: timeout');
+        },
+      },
+    );
+    const failed = await call('PUT', '/admin/loggers/root?scope=cluster', { level: 'DEBUG' });
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.text).message).toContain('to config topic c failed: timeout');
+    const typo = await call('PUT', '/admin/loggers/root?scope=clustr', { level: 'DEBUG' });
+    expect([typo.status, JSON.parse(typo.text).message]).toEqual([
+      400,
+      "invalid scope 'clustr': accepted are worker (this worker, the default) and cluster (every worker)",
+    ]);
+    expect(JSON.parse((await call('GET', '/admin/loggers/root')).text).level).toBe('INFO');
+  });
+
+  it('refuses scope=cluster (501) in a cluster that cannot set it, instead of answering 204 for this worker alone', async () => {
     const { call } = await setUp({}, { distributed: true });
     const put = await call('PUT', '/admin/loggers/root?scope=cluster', { level: 'WARN' });
     expect(put.status).toBe(501);
-    expect(JSON.parse(put.text).message).toContain('scope=cluster (KIP-976) is not supported in distributed mode yet');
+    expect(JSON.parse(put.text).message).toContain('scope=cluster (KIP-976) is not supported by this worker');
     expect(JSON.parse((await call('GET', '/admin/loggers/root')).text).level).toBe('INFO');
     // This worker's own level still changes.
     expect((await call('PUT', '/admin/loggers/root?scope=worker', { level: 'WARN' })).status).toBe(200);

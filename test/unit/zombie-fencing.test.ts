@@ -12,6 +12,7 @@ function snapshot(parts: { tasks?: number; record?: number; pending?: boolean; e
     taskConfigs: new Map(parts.tasks === undefined ? [] : [['c', Array.from({ length: parts.tasks }, () => ({}))]]),
     inconsistent: new Set(),
     restartRequests: [],
+    loggerLevels: [],
     taskCountRecords: new Map(parts.record === undefined ? [] : [['c', parts.record]]),
     pendingFencing: new Set(parts.pending === false ? [] : ['c']),
   };

@@ -77,6 +77,12 @@ export interface DistributedHerderOptions {
   /** Asks the worker that runs a task to restart it (`POST /connectors/{c}/tasks/{t}/restart` on its URL). */
   readonly restartRemoteTask: (url: string, connector: string, task: number) => Promise<void>;
   readonly logger: Logger;
+  /**
+   * Sets a logger's level on this worker: called for each `logger-cluster-<namespace>` record
+   * (KIP-976) read after the start, in topic order, the ones this worker wrote included. `level`
+   * is as written (log4j's names from Kafka Connect); the callee checks it.
+   */
+  readonly onLoggerLevel?: (namespace: string, level: string) => void;
   /** Milliseconds since the epoch; default `Date.now`. */
   readonly now?: () => number;
   /** How often statuses of what runs here are written when they changed; default 1 s. */
@@ -139,6 +145,7 @@ export class DistributedHerder implements Herder {
   /** Connectors that could not be prepared on this worker, with the trace. */
   private readonly placeFailures = new Map<string, string>();
   private restartsSeen = -1n;
+  private loggerLevelsSeen = -1n;
   private statusTimer: NodeJS.Timeout | undefined;
   private delayTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -171,6 +178,7 @@ export class DistributedHerder implements Herder {
     if (aborted()) return;
     const started = await this.config.start();
     for (const r of started.restartRequests) if (r.offset > this.restartsSeen) this.restartsSeen = r.offset;
+    for (const l of started.loggerLevels) if (l.offset > this.loggerLevelsSeen) this.loggerLevelsSeen = l.offset;
     if (aborted()) return;
     await this.status.start();
     if (aborted()) return;
@@ -386,6 +394,18 @@ export class DistributedHerder implements Herder {
       if (r.offset <= this.restartsSeen) continue;
       this.restartsSeen = r.offset;
       void this.restartHere(r.connector, { includeTasks: r.includeTasks, onlyFailed: r.onlyFailed });
+    }
+    for (const l of snapshot.loggerLevels) {
+      if (l.offset <= this.loggerLevelsSeen) continue;
+      this.loggerLevelsSeen = l.offset;
+      try {
+        this.options.onLoggerLevel?.(l.namespace, l.level);
+      } catch (err) {
+        this.log.warn(
+          { event: 'herder.logger.level.failed', err, namespace: l.namespace },
+          `setting the level of logger ${l.namespace} failed`,
+        );
+      }
     }
   }
 
@@ -958,6 +978,14 @@ export class DistributedHerder implements Herder {
       await this.config.putTargetState(name, state);
       await this.config.readToEnd();
     });
+  }
+
+  /**
+   * KIP-976 `scope=cluster`: writes the level to the config topic; every worker sets it when it
+   * reads the record (this one too), and workers that start later do not. Any worker may write it.
+   */
+  setClusterLoggerLevel(namespace: string, level: string): Promise<void> {
+    return this.config.putLoggerLevel(namespace, level);
   }
 
   async restartConnector(name: string, options: RestartOptions = {}): Promise<RestartPlan> {

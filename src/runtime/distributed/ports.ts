@@ -43,6 +43,8 @@ export interface ClusterConfigSnapshot {
   readonly inconsistent: ReadonlySet<string>;
   /** `restart-connector-<name>` requests, in topic order, read since the store started. */
   readonly restartRequests: ReadonlyArray<RestartRequest>;
+  /** `logger-cluster-<namespace>` records (KIP-976), in topic order, read since the store started. */
+  readonly loggerLevels: ReadonlyArray<LoggerLevelRequest>;
   /**
    * `tasks-fencing-<name>` records (KIP-618), by connector: the producers of task ids below the
    * count were fenced by the leader. Kept after the connector is deleted.
@@ -62,6 +64,16 @@ export interface RestartRequest {
   readonly includeTasks: boolean;
   readonly onlyFailed: boolean;
   /** Config topic offset of the request record: identifies it. */
+  readonly offset: bigint;
+}
+
+/** A logger level set for the whole cluster (`PUT /admin/loggers/{name}?scope=cluster`, KIP-976). */
+export interface LoggerLevelRequest {
+  /** The logger and its descendants. */
+  readonly namespace: string;
+  /** As written: Kafka Connect writes log4j's names (`DEBUG`); the reader checks it. */
+  readonly level: string;
+  /** Config topic offset of the record: identifies it. */
   readonly offset: bigint;
 }
 
@@ -92,6 +104,8 @@ export interface ConfigTopicStore {
   putTaskCountRecord(name: string, tasks: number): Promise<void>;
   /** `restart-connector-<name>` = `{"include-tasks": bool, "only-failed": bool}`. */
   putRestartRequest(name: string, request: { includeTasks: boolean; onlyFailed: boolean }): Promise<void>;
+  /** `logger-cluster-<namespace>` = `{"level": level}` (KIP-976): every worker reading it after its start applies it. */
+  putLoggerLevel(namespace: string, level: string): Promise<void>;
   stop(): Promise<void>;
 }
 
