@@ -104,16 +104,23 @@ Docs: ${DOCS}`,
     runUntilSignalled((signal) => runDistributed({ workerConfigPath: workerConfig, processGuards: true, signal })),
   );
 
+/** A repeated signal this soon after the first is the same stop request, not an impatient second one. */
+const SAME_STOP_WINDOW_MS = 1000;
+
 /**
  * Starts a worker and runs it until SIGINT or SIGTERM, which are handled from the first moment:
  * one during start-up stops gracefully too (`start` sees the abort and stops the worker before
  * it resolves), instead of Node's default exit 143. Exit 0 after a graceful stop, 1 when the
- * start or the stop failed; a second signal exits 130 at once.
+ * start or the stop failed; a second signal exits 130 at once, unless it comes within
+ * {@link SAME_STOP_WINDOW_MS} of the first: one stop sent by several processes (a process manager
+ * signalling the whole process group while npm, npx or tsx forwards the same signal) arrives
+ * two or three times at once, and must not cut the graceful stop short.
  */
 async function runUntilSignalled(start: (signal: AbortSignal) => Promise<{ stop(): Promise<void> }>): Promise<void> {
   const startup = new AbortController();
   let worker: { stop(): Promise<void> } | undefined;
   let stopping = false;
+  let firstAt = 0;
   const finish = (stopped: Promise<void>) =>
     stopped.then(
       () => process.exit(0),
@@ -124,10 +131,17 @@ async function runUntilSignalled(start: (signal: AbortSignal) => Promise<{ stop(
     );
   const stop = (signal: string) => {
     if (stopping) {
+      if (performance.now() - firstAt < SAME_STOP_WINDOW_MS) {
+        process.stderr.write(
+          `tributary: ${signal} again within ${SAME_STOP_WINDOW_MS} ms, taken as the same stop (several processes forward one signal); send it again later to exit without waiting\n`,
+        );
+        return;
+      }
       process.stderr.write(`tributary: ${signal} again, exiting without waiting\n`);
       process.exit(130);
     }
     stopping = true;
+    firstAt = performance.now();
     if (worker) void finish(worker.stop());
     else startup.abort();
   };

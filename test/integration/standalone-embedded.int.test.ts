@@ -227,6 +227,45 @@ describe('tributary standalone on the embedded default', () => {
     expect(stored.connectors.gen).toEqual([{ partition: { sequence: 0, task: 0 }, offset: { seq: last } }]);
   }, 60_000);
 
+  it('takes a SIGTERM repeated at once (several processes forwarding one) as one stop; a later one exits 130 at once', async () => {
+    // The slow task takes 4 s to start: a stop during start-up waits for it, so both signals
+    // come while the worker stops.
+    const setUp = async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
+      await writeFile(
+        join(dir, 'worker.properties'),
+        `listeners=http://127.0.0.1:0\noffset.storage.file.filename=${join(dir, 'offsets.json')}\n`,
+      );
+      await writeFile(
+        join(dir, 'slow.properties'),
+        [
+          'name=slow',
+          'connector.class=./test/helpers/slow-start-connector.ts#SlowStartConnector',
+          'topic=slow',
+          'start.delay.ms=4000',
+        ].join('\n'),
+      );
+      const run = startCli(['standalone', join(dir, 'worker.properties'), join(dir, 'slow.properties')]);
+      await waitFor(() => logEvents(run.stderr()).some((e) => e.event === 'rest.listening'), 30_000);
+      return run;
+    };
+    const twice = await setUp();
+    twice.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    twice.child.kill('SIGTERM');
+    expect(await twice.exited).toBe(0);
+    expect(twice.stderr()).toContain('SIGTERM again within 1000 ms, taken as the same stop');
+    expect(logEvents(twice.stderr()).map((e) => e.event)).toContain('worker.stopped');
+
+    const impatient = await setUp();
+    impatient.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1500));
+    impatient.child.kill('SIGTERM');
+    expect(await impatient.exited).toBe(130);
+    expect(impatient.stderr()).toContain('tributary: SIGTERM again, exiting without waiting');
+    expect(logEvents(impatient.stderr()).map((e) => e.event)).not.toContain('worker.stopped');
+  }, 60_000);
+
   it('reports a start-up failure that comes after a SIGTERM: exit 1 and the error, not a quiet exit 0', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-cli-'));
     await writeFile(join(dir, 'worker.properties'), `listeners=\noffset.storage.file.filename=${join(dir, 'offsets.json')}\n`);
