@@ -21,7 +21,7 @@ import { checkWorkerTaskSettings } from '../runtime/task-settings.js';
 import { Worker, type WorkerOptions } from '../runtime/worker.js';
 import { FileOffsetStore } from '../storage/file-offset-store.js';
 import { readConnectorFile, readWorkerConfig } from './config-files.js';
-import { kafkaAdapters } from './kafka-adapters.js';
+import { KAFKA_WORKER_KEYS, kafkaAdapters } from './kafka-adapters.js';
 import { createCliLogger, resolveLogSettings } from './log-output.js';
 import { installProcessGuards } from './process-guards.js';
 import { checkWorkerKeys } from './worker-keys.js';
@@ -101,6 +101,15 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
   const kafka = config['bootstrap.servers'] ? await inFile(where, async () => kafkaAdapters(config, logger)) : undefined;
+  if (!kafka) {
+    const ignored = embeddedIgnoredKeys(config);
+    if (ignored.length > 0) {
+      logger.warn(
+        { event: 'config.ignored', keys: ignored },
+        `no bootstrap.servers, so records go to the embedded JSON-lines output and offsets to ${config['offset.storage.file.filename'] ?? DEFAULT_OFFSETS_FILE}: these Kafka settings of ${options.workerConfigPath} are ignored: ${ignored.join(', ')}. Set bootstrap.servers to write to Kafka`,
+      );
+    }
+  }
   const uninstallProcessGuards = options.processGuards ? installProcessGuards(logger) : () => {};
   const uninstallGuard = kafka
     ? installKafkajsRejectionGuard((err) =>
@@ -248,6 +257,23 @@ function kafkaClusterId(bootstrapServers: string, security: KafkajsSecurityOptio
       await admin.disconnect().catch(() => {});
     }
   };
+}
+
+/**
+ * The worker's Kafka settings, which the embedded default does not use: a user who left
+ * `bootstrap.servers` out (or set `offset.storage.topic`) must not believe they apply. The
+ * worker's `ssl.*` keys serve an https REST listener too (without `listeners.https.ssl.*`).
+ */
+function embeddedIgnoredKeys(config: Readonly<Record<string, string>>): string[] {
+  const httpsUsesWorkerSsl =
+    (config.listeners ?? '').trim().toLowerCase().startsWith('https:') &&
+    !Object.keys(config).some((k) => k.startsWith('listeners.https.'));
+  return Object.keys(config).filter((key) => {
+    // bootstrap.servers is here only when empty.
+    if (key === 'offset.storage.file.filename') return false;
+    if (key.startsWith('ssl.')) return !httpsUsesWorkerSsl;
+    return KAFKA_WORKER_KEYS.keys.includes(key) || KAFKA_WORKER_KEYS.prefixes.some((p) => key.startsWith(p));
+  });
 }
 
 function embeddedAdapters(
