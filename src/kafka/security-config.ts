@@ -533,12 +533,6 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
 }
 
 /**
- * The PEM blocks of `text` whose label (the word(s) after BEGIN) matches `label`, in standard
- * form: a value continued over several lines of a `.properties` file reaches us as one line
- * (`-----BEGIN CERTIFICATE----- MIIC... -----END CERTIFICATE-----`), which Kafka accepts and
- * OpenSSL does not, so the base64 body is re-wrapped at 64 columns.
- */
-/**
  * Why the chain's first certificate (the one presented) is not the private key's, or undefined
  * when it is. Checked after OpenSSL accepted the pair, which it does for a key and a
  * certificate of different types.
@@ -552,6 +546,12 @@ function leafKeyMismatch(chain: string, privateKey: KeyObject): string | undefin
   return `the first certificate (${leaf.subject.replace(/\n/g, ', ')}) is not the private key's${types}; the chain starts with the certificate of this key`;
 }
 
+/**
+ * The PEM blocks of `text` whose label (the word(s) after BEGIN) matches `label`, in standard
+ * form: a value continued over several lines of a `.properties` file reaches us as one line
+ * (`-----BEGIN CERTIFICATE----- MIIC... -----END CERTIFICATE-----`), which Kafka accepts and
+ * OpenSSL does not, so the base64 body is re-wrapped at 64 columns.
+ */
 function pemBlocks(text: string, label: RegExp): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)) {

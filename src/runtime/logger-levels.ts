@@ -25,6 +25,8 @@ export function parseLogLevel(value: unknown): LogLevelName | undefined {
   if (typeof value !== 'string') return undefined;
   const upper = value.trim().toUpperCase();
   if (upper === 'SILENT') return 'OFF';
+  // log4j's ALL (which Kafka Connect accepts and may write to the config topic): everything, TRACE here.
+  if (upper === 'ALL') return 'TRACE';
   return (LOG_LEVELS as readonly string[]).includes(upper) ? (upper as LogLevelName) : undefined;
 }
 

@@ -201,6 +201,7 @@ export function parseConfigRecord(key: string | null, value: Buffer | string | n
   }
   if (key.startsWith('logger-cluster-')) {
     const namespace = key.slice('logger-cluster-'.length);
+    if (namespace === '') return { kind: 'invalid', key, problem: 'the key names no logger' };
     if (!isObject(json)) return { kind: 'invalid', key, problem: `a logger level must be an object, got ${describe(json)}` };
     const level = json.level;
     if (typeof level !== 'string') return { kind: 'invalid', key, problem: `'level' must be a string, got ${describe(level)}` };

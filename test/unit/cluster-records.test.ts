@@ -188,6 +188,10 @@ describe('config topic records', () => {
       kind: 'invalid',
       problem: 'a logger level must be an object, got null',
     });
+    expect(parseConfigRecord('logger-cluster-', '{"level":"WARN"}')).toMatchObject({
+      kind: 'invalid',
+      problem: 'the key names no logger',
+    });
     const state = fold([['logger-cluster-old', loggerLevelValue('TRACE')]], false);
     expect(state.snapshot().loggerLevels).toEqual([]);
     state.apply(parseConfigRecord('logger-cluster-a', loggerLevelValue('WARN')), 1n);

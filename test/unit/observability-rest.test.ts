@@ -232,6 +232,12 @@ describe('/admin/loggers (KIP-495)', () => {
     expect(JSON.parse((await call('GET', '/admin/loggers/root')).text).level).toBe('WARN');
   });
 
+  it("takes log4j's ALL, which Kafka Connect accepts, as TRACE", async () => {
+    const { call } = await setUp();
+    expect((await call('PUT', '/admin/loggers/tributary.rest', { level: 'all' })).status).toBe(200);
+    expect(JSON.parse((await call('GET', '/admin/loggers/tributary.rest')).text).level).toBe('TRACE');
+  });
+
   it('answers 400 without a level, 404 for an unknown level or logger, each saying what is wrong', async () => {
     const { call } = await setUp();
     const missing = await call('PUT', '/admin/loggers/root', {});

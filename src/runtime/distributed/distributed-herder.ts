@@ -146,6 +146,8 @@ export class DistributedHerder implements Herder {
   private readonly placeFailures = new Map<string, string>();
   private restartsSeen = -1n;
   private loggerLevelsSeen = -1n;
+  /** Set once the config store has read its topic at start: cluster-wide writes may go out. */
+  private configStarted = false;
   private statusTimer: NodeJS.Timeout | undefined;
   private delayTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -179,10 +181,13 @@ export class DistributedHerder implements Herder {
     const started = await this.config.start();
     for (const r of started.restartRequests) if (r.offset > this.restartsSeen) this.restartsSeen = r.offset;
     for (const l of started.loggerLevels) if (l.offset > this.loggerLevelsSeen) this.loggerLevelsSeen = l.offset;
+    this.configStarted = true;
     if (aborted()) return;
     await this.status.start();
     if (aborted()) return;
     this.unsubscribe = this.config.onChange((snapshot) => this.configChanged(snapshot));
+    // Restart requests and logger levels read while the status topic was read had no listener.
+    this.requestsRead(this.config.snapshot());
     this.statusTimer = setInterval(() => void this.publishStatuses(), this.options.statusIntervalMs ?? 1000);
     this.statusTimer.unref();
     // A stop asked for while the join is under way waits for it: kafkajs gives this member its id
@@ -390,6 +395,11 @@ export class DistributedHerder implements Herder {
     void this.reconcile();
     this.fenceZombies();
     if (this.leadership?.isLeader && workSignature(snapshot) !== this.assignedWork) this.group.requestRejoin('config changed');
+    this.requestsRead(snapshot);
+  }
+
+  /** Acts on the restart requests and logger levels of the config topic not acted on yet, in topic order. */
+  private requestsRead(snapshot: ClusterConfigSnapshot): void {
     for (const r of snapshot.restartRequests) {
       if (r.offset <= this.restartsSeen) continue;
       this.restartsSeen = r.offset;
@@ -984,7 +994,17 @@ export class DistributedHerder implements Herder {
    * KIP-976 `scope=cluster`: writes the level to the config topic; every worker sets it when it
    * reads the record (this one too), and workers that start later do not. Any worker may write it.
    */
-  setClusterLoggerLevel(namespace: string, level: string): Promise<void> {
+  async setClusterLoggerLevel(namespace: string, level: string): Promise<void> {
+    const what = `The level of logger ${namespace} was not set for the cluster`;
+    if (this.stopped !== undefined) {
+      throw new TributaryError('WORKER_STOPPING', `${what}: this worker is stopping; send the request to another worker`);
+    }
+    if (!this.configStarted) {
+      throw new TributaryError(
+        'REBALANCE_IN_PROGRESS',
+        `${what}: this worker is still starting (reading the config topic); try again in a moment, or send it to another worker`,
+      );
+    }
     return this.config.putLoggerLevel(namespace, level);
   }
 
