@@ -13,17 +13,10 @@ import { Worker } from '../../src/runtime/worker.js';
 import { KafkaConfigTopicStore } from '../../src/storage/kafka-config-topic-store.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
+import { waitFor } from '../helpers/child-output.js';
 import { describeKafka, testKafka, uniqueTopic } from '../helpers/kafka.js';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
-
-async function until(what: string, check: () => boolean, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describeKafka('cluster-wide logger levels (KIP-976) on a distributed herder', () => {
   it('applies each level read after the config topic was read once, those read while the worker still started too', async () => {
@@ -71,14 +64,14 @@ describeKafka('cluster-wide logger levels (KIP-976) on a distributed herder', ()
       expect((refused as Error).message).toContain('this worker is still starting (reading the config topic)');
       const starting = herder.start();
       // The config topic is read; the status topic is not yet: a level written now must not be lost.
-      await until('the config store read its topic', () => configStore.snapshot().offset > 0n);
+      await waitFor(() => configStore.snapshot().offset > 0n, 15_000, 'the config store read its topic');
       await writer.putLoggerLevel('while.starting', 'DEBUG');
-      await until('the record read', () => configStore.snapshot().loggerLevels.length === 1);
+      await waitFor(() => configStore.snapshot().loggerLevels.length === 1, 15_000, 'the record read');
       releaseStatus();
       await starting;
-      await until('the level applied', () => applied.length === 1);
+      await waitFor(() => applied.length === 1, 15_000, 'the level applied');
       await herder.setClusterLoggerLevel('after.start', 'ERROR');
-      await until('the second level applied', () => applied.length === 2);
+      await waitFor(() => applied.length === 2, 15_000, 'the second level applied');
       expect(applied).toEqual([
         ['while.starting', 'DEBUG'],
         ['after.start', 'ERROR'],

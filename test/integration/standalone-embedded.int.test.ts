@@ -249,21 +249,23 @@ describe('tributary standalone on the embedded default', () => {
       await waitFor(() => logEvents(run.stderr()).some((e) => e.event === 'rest.listening'), 30_000);
       return run;
     };
-    const twice = await setUp();
-    twice.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
-    twice.child.kill('SIGTERM');
-    expect(await twice.exited).toBe(0);
-    expect(twice.stderr()).toContain('SIGTERM again within 1000 ms, taken as the same stop');
-    expect(logEvents(twice.stderr()).map((e) => e.event)).toContain('worker.stopped');
+    /** Two SIGTERMs `gapMs` apart while the worker starts: its exit code and stderr. */
+    const twoSignals = async (gapMs: number) => {
+      const run = await setUp();
+      run.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, gapMs));
+      run.child.kill('SIGTERM');
+      return { code: await run.exited, stderr: run.stderr() };
+    };
+    const twice = await twoSignals(100);
+    expect(twice.code).toBe(0);
+    expect(twice.stderr).toContain('SIGTERM again within 1000 ms, taken as the same stop');
+    expect(logEvents(twice.stderr).map((e) => e.event)).toContain('worker.stopped');
 
-    const impatient = await setUp();
-    impatient.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1500));
-    impatient.child.kill('SIGTERM');
-    expect(await impatient.exited).toBe(130);
-    expect(impatient.stderr()).toContain('tributary: SIGTERM again, exiting without waiting');
-    expect(logEvents(impatient.stderr()).map((e) => e.event)).not.toContain('worker.stopped');
+    const impatient = await twoSignals(1500);
+    expect(impatient.code).toBe(130);
+    expect(impatient.stderr).toContain('tributary: SIGTERM again, exiting without waiting');
+    expect(logEvents(impatient.stderr).map((e) => e.event)).not.toContain('worker.stopped');
   }, 60_000);
 
   it('reports a start-up failure that comes after a SIGTERM: exit 1 and the error, not a quiet exit 0', async () => {
