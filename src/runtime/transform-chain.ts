@@ -70,7 +70,14 @@ export async function prepareTransforms(
     const negateKey = `transforms.${alias}.negate`;
     const predicateAlias = raw[predicateKey];
     let predicate: StepSpec['predicate'];
-    if (predicateAlias !== undefined && predicateAlias !== null && String(predicateAlias).trim() !== '') {
+    const noPredicate = predicateAlias === undefined || predicateAlias === null;
+    // Empty, it would apply the transform to every record (a Filter would drop them all).
+    if (!noPredicate && String(predicateAlias).trim() === '')
+      problems.push({
+        key: predicateKey,
+        message: `${predicateKey} is empty: give the alias of a predicate listed in predicates, or remove the key to apply transform '${alias}' to every record`,
+      });
+    if (!noPredicate && String(predicateAlias).trim() !== '') {
       const name = String(predicateAlias).trim();
       const p = predicates.get(name);
       if (p) predicate = { alias: name, ...p };
@@ -90,7 +97,7 @@ export async function prepareTransforms(
           key: negateKey,
           message: `Invalid value ${String(negateRaw)} for configuration ${negateKey}: Expected value to be either true or false`,
         });
-      if (predicate === undefined && predicateAlias === undefined)
+      if (noPredicate)
         problems.push({
           key: negateKey,
           message: `${negateKey} is set but transforms.${alias}.predicate is not: negate only applies with a predicate`,
@@ -209,15 +216,30 @@ async function resolveClass(
     problems.push({ key: typeKey, message: `${kind} '${alias}' (${spec}) could not be created: ${(e as Error).message}` });
     return undefined;
   }
-  // A near miss of a setting (`transforms.x.predicat`) would be ignored silently: say so instead.
+  // A setting the class does not have would be ignored silently (Kafka Connect ignores it): a
+  // near miss (`transforms.x.predicat`) names the key it probably meant, any other names them all.
   const settings = [...Object.keys(instance.config.keys), 'type', ...(group === 'transforms' ? ['predicate', 'negate'] : [])];
   let typo = false;
   for (const name of Object.keys(own)) {
     if (settings.includes(name)) continue;
-    const meant = probableKey(name, { keys: settings, prefixes: [] });
-    if (meant === undefined) continue;
     typo = true;
-    problems.push({ key: `${prefix}${name}`, message: `unknown key "${prefix}${name}"; did you mean "${prefix}${meant}"?` });
+    const meant = probableKey(name, { keys: settings, prefixes: [] });
+    if (meant !== undefined) {
+      problems.push({ key: `${prefix}${name}`, message: `unknown key "${prefix}${name}"; did you mean "${prefix}${meant}"?` });
+      continue;
+    }
+    const elsewhere =
+      group === 'predicates' && name === 'negate'
+        ? `; negate is a setting of the transform that uses the predicate (transforms.<alias>.negate)`
+        : '';
+    problems.push({
+      key: `${prefix}${name}`,
+      message: `unknown key "${prefix}${name}": ${kind} '${alias}' (${spec}) has no setting "${name}"${elsewhere}. Its settings: ${settings.map((k) => `${prefix}${k}`).join(', ')}`,
+    });
+  }
+  // As Kafka Connect's ConfigDef: text values are trimmed (a password is not).
+  for (const [name, v] of Object.entries(own)) {
+    if (typeof v === 'string' && instance.config.keys[name]?.password !== true) own[name] = v.trim();
   }
   const parsed = instance.config.parse(own);
   if (typo) return undefined;

@@ -264,8 +264,73 @@ describe('transforms config', () => {
       },
       { key: 'transforms.mask.negat', message: 'unknown key "transforms.mask.negat"; did you mean "transforms.mask.negate"?' },
     ]);
-    // Keys no setting is near are left to the transform, as Kafka Connect does.
-    expect(await problemsOf({ transforms: 'f', 'transforms.f.type': `${T}.Filter`, 'transforms.f.comment': 'x' })).toEqual([]);
+  });
+
+  it('rejects any key that is not a setting of its transform or predicate, which Kafka Connect would ignore', async () => {
+    // ReplaceField's blacklist was renamed exclude (gone in Kafka 4): ignored, the field would be sent.
+    expect(
+      await problemsOf({
+        transforms: 'rf',
+        'transforms.rf.type': `${T}.ReplaceField$Value`,
+        'transforms.rf.blacklist': 'payload',
+      }),
+    ).toEqual([
+      {
+        key: 'transforms.rf.blacklist',
+        message: `unknown key "transforms.rf.blacklist": transform 'rf' (${T}.ReplaceField$Value) has no setting "blacklist". Its settings: transforms.rf.exclude, transforms.rf.include, transforms.rf.renames, transforms.rf.replace.null.with.default, transforms.rf.type, transforms.rf.predicate, transforms.rf.negate`,
+      },
+    ]);
+    // negate belongs to the transform; on the predicate it would leave the Filter dropping everything.
+    const misplacedNegate = await problemsOf({
+      transforms: 'drop',
+      'transforms.drop.type': `${T}.Filter`,
+      'transforms.drop.predicate': 'isEvents',
+      predicates: 'isEvents',
+      'predicates.isEvents.type': `${T}.predicates.TopicNameMatches`,
+      'predicates.isEvents.pattern': 'events',
+      'predicates.isEvents.negate': 'true',
+    });
+    expect(misplacedNegate).toEqual([
+      {
+        key: 'predicates.isEvents.negate',
+        message: `unknown key "predicates.isEvents.negate": predicate 'isEvents' (${T}.predicates.TopicNameMatches) has no setting "negate"; negate is a setting of the transform that uses the predicate (transforms.<alias>.negate). Its settings: predicates.isEvents.pattern, predicates.isEvents.type`,
+      },
+    ]);
+    expect(await problemsOf({ transforms: 'f', 'transforms.f.type': `${T}.Filter`, 'transforms.f.comment': 'x' })).toEqual([
+      expect.objectContaining({ key: 'transforms.f.comment' }),
+    ]);
+  });
+
+  it('refuses an empty predicate, which would apply the transform (a Filter: drop) to every record', async () => {
+    expect(
+      await problemsOf({
+        transforms: 'drop',
+        'transforms.drop.type': `${T}.Filter`,
+        'transforms.drop.predicate': ' ',
+        'transforms.drop.negate': 'true',
+      }),
+    ).toEqual([
+      {
+        key: 'transforms.drop.predicate',
+        message:
+          "transforms.drop.predicate is empty: give the alias of a predicate listed in predicates, or remove the key to apply transform 'drop' to every record",
+      },
+    ]);
+  });
+
+  it('trims text settings as Kafka Connect does: a trailing space does not make a regex match nothing', async () => {
+    const run = await MockRuntime.start(CounterTask, {
+      config: { topic: 'demo-events', limit: 2 },
+      connectorConfig: {
+        transforms: 'route',
+        'transforms.route.type': `${T}.RegexRouter`,
+        'transforms.route.regex': 'demo-(.*) ',
+        'transforms.route.replacement': ' cdc.$1 ',
+      },
+    });
+    await run.advanceUntil(() => run.captured.length === 2, { what: 'two records' });
+    expect(run.captured.map((r) => r.topic)).toEqual(['cdc.events', 'cdc.events']);
+    await run.stop();
   });
 
   it('rejects Java regex syntax that JavaScript would read with another meaning, instead of routing other topics', async () => {
