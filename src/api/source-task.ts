@@ -8,6 +8,8 @@ import type { TransactionContext } from './transaction-context.js';
 const TASK_BRAND = Symbol.for('tributary.source-task');
 /** Marks SourceTask's own no-op commitRecord, in every copy of Tributary (connectors bundle their own). */
 const DEFAULT_COMMIT_RECORD = Symbol.for('tributary.source-task.default-commit-record');
+/** Marks SourceTask's own produceHeartbeatRecords, which emits nothing, in every copy of Tributary. */
+const DEFAULT_HEARTBEATS = Symbol.for('tributary.source-task.default-heartbeats');
 
 /** Reads the offsets committed for this connector, decoded through the task's codec. */
 export interface OffsetReader<P, O> {
@@ -198,6 +200,16 @@ export function isSourceTaskClass(value: unknown): value is SourceTaskClass {
 }
 
 Object.defineProperty(SourceTask.prototype.commitRecord, DEFAULT_COMMIT_RECORD, { value: true });
+Object.defineProperty(SourceTask.prototype.produceHeartbeatRecords, DEFAULT_HEARTBEATS, { value: true });
+
+/**
+ * True when the task's `produceHeartbeatRecords` is `SourceTask`'s own, which emits nothing (from
+ * any copy of Tributary): `heartbeat.interval.ms` then writes no heartbeat record.
+ */
+export function hasDefaultHeartbeats(task: object): boolean {
+  const produce = (task as { produceHeartbeatRecords?: unknown }).produceHeartbeatRecords;
+  return typeof produce === 'function' && (produce as unknown as Record<symbol, unknown>)[DEFAULT_HEARTBEATS] === true;
+}
 
 /**
  * True when the task's `commitRecord` is `SourceTask`'s own no-op, from any copy of Tributary (a

@@ -19,6 +19,7 @@ import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import {
   hasDefaultCommitRecord,
+  hasDefaultHeartbeats,
   type OffsetReader,
   type SourceLag,
   type SourceTask,
@@ -408,6 +409,12 @@ export class TaskRunner<P, O, C> {
     // heartbeats() fails the task on an error itself; the handler keeps RxJS from rethrowing it
     // outside the task, where it would end the process.
     if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe({ error: () => {} });
+    // The setting would do nothing without a word: this task has no heartbeat records to give.
+    if (this.settings.heartbeatIntervalMs > 0 && hasDefaultHeartbeats(this.task))
+      this.log.warn(
+        { event: 'task.heartbeats.none', heartbeatIntervalMs: this.settings.heartbeatIntervalMs },
+        `heartbeat.interval.ms is ${this.settings.heartbeatIntervalMs}, but this connector's task does not implement produceHeartbeatRecords(): it writes no heartbeat records. Leave heartbeat.interval.ms out for it`,
+      );
     // The loop catches what a task does wrong; this is for what the runtime did not foresee,
     // which must fail this task rather than stall it with a rejection no one handles.
     this.loop = this.pollLoop().catch((e: unknown) =>

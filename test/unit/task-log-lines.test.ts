@@ -1,4 +1,8 @@
+import * as t from 'io-ts';
+import { EMPTY } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { offsetCodec } from '../../src/api/offset-codec.js';
+import { SourceTask } from '../../src/api/source-task.js';
 import { TaskRunner } from '../../src/runtime/task-runner.js';
 import { resolveTaskSettings } from '../../src/runtime/task-settings.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
@@ -73,5 +77,44 @@ describe('what a task logs for a person', () => {
     await stopping;
     expect(infos(lines)).toContain('final offset flush: 2 offsets committed');
     expect(infos(lines)).not.toContain('offsets committed');
+  });
+});
+
+describe('heartbeat.interval.ms on a task without heartbeat records', () => {
+  class NoHeartbeats extends SourceTask<{ s: string }, { n: number }, unknown> {
+    readonly offsets = offsetCodec({ partition: t.type({ s: t.string }), offset: t.type({ n: t.number }) });
+    async start(): Promise<void> {}
+    poll() {
+      return EMPTY;
+    }
+  }
+  const start = async (task: SourceTask<never, never, unknown>, connectorConfig: Record<string, unknown>) => {
+    const clock = new VirtualClock();
+    const lines: LoggedLine[] = [];
+    const run = new TaskRunner({
+      connector: 'c',
+      taskId: 0,
+      task,
+      config: { topic: 't', limit: 0 },
+      settings: resolveTaskSettings({}, connectorConfig),
+      sender: new MockSender(clock),
+      offsetStore: new MemoryOffsetStore(),
+      clock,
+      logger: recordingLogger(lines),
+    });
+    await run.start();
+    const stopping = run.stop();
+    await clock.advanceBy('1s');
+    await stopping;
+    return lines.filter((l) => l.fields.event === 'task.heartbeats.none').map((l) => l.message);
+  };
+
+  it('warns that no heartbeat records will be written, instead of doing nothing quietly', async () => {
+    expect(await start(new NoHeartbeats() as never, { 'heartbeat.interval.ms': 1000 })).toEqual([
+      "heartbeat.interval.ms is 1000, but this connector's task does not implement produceHeartbeatRecords(): it writes no heartbeat records. Leave heartbeat.interval.ms out for it",
+    ]);
+    expect(await start(new NoHeartbeats() as never, {})).toEqual([]);
+    // A task that implements it: no warning.
+    expect(await start(new CounterTask() as never, { 'heartbeat.interval.ms': 1000 })).toEqual([]);
   });
 });
