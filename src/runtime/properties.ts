@@ -4,9 +4,15 @@ import { ConfigError } from '../api/errors.js';
  * Parses a Java `.properties` file as Kafka Connect reads its configs: `key=value`,
  * `key: value` or `key value`; `#` and `!` comments; a trailing backslash continues a line;
  * `\t`, `\n`, `\uXXXX` and escaped separators in keys and values.
+ *
+ * A key given twice with different values is an error naming both lines: Java's `Properties`
+ * keeps the last without a word, so a setting appended at the end would quietly override (or
+ * an old line quietly undo) the one the reader sees. The same value twice is accepted.
  */
 export function parseProperties(text: string, filename = '<input>'): Record<string, string> {
   const out: Record<string, string> = {};
+  const lineOf = new Map<string, number>();
+  const twice: string[] = [];
   const lines = text.split(/\r\n|\r|\n/);
   for (let i = 0; i < lines.length; i++) {
     const startLine = i + 1;
@@ -33,8 +39,15 @@ export function parseProperties(text: string, filename = '<input>'): Record<stri
     if (rest.startsWith('=') || rest.startsWith(':')) rest = rest.slice(1).replace(/^[ \t\f]*/, '');
     const name = unescapeProperty(key, filename, startLine);
     if (name === '') throw new ConfigError(`properties file ${filename}`, [`line ${startLine}: a value without a key`]);
-    out[name] = unescapeProperty(rest, filename, startLine);
+    const value = unescapeProperty(rest, filename, startLine);
+    const earlier = lineOf.get(name);
+    if (earlier !== undefined && out[name] !== value) {
+      twice.push(`"${name}" is given twice with different values, on lines ${earlier} and ${startLine}: keep one`);
+    }
+    lineOf.set(name, startLine);
+    out[name] = value;
   }
+  if (twice.length > 0) throw new ConfigError(`properties file ${filename}`, twice);
   return out;
 }
 

@@ -33,6 +33,14 @@ describe('parseProperties', () => {
   it('names the file and line of a malformed escape', () => {
     expect(() => parseProperties('a=1\nb=\\u12', 'w.properties')).toThrow(/w\.properties.*line 2: malformed/);
   });
+
+  it('refuses a key given twice with different values, which Java would settle by taking the last quietly', () => {
+    expect(() => parseProperties('topic=demo-events\nrate=2\ntopic=orders\n', 'c.properties')).toThrow(
+      'Invalid properties file c.properties: "topic" is given twice with different values, on lines 1 and 3: keep one',
+    );
+    // The same value twice changes nothing: accepted.
+    expect(parseProperties('topic=a\ntopic = a\n')).toEqual({ topic: 'a' });
+  });
 });
 
 describe('connector files', () => {
