@@ -44,14 +44,18 @@ export function knownWorkerKeys(): KnownKeys {
 /** Connector settings that users put in the worker file, and where they belong. */
 const CONNECTOR_ONLY_KEYS = [...Object.keys(connectorTaskConfig.keys), 'connector.class', 'tasks.max'];
 
+/** The connector's prefix for producer settings; the worker's is `producer.`. */
+const PRODUCER_OVERRIDE_PREFIX = 'producer.override.';
+
 /** Keys only `tributary distributed` reads (`heartbeat.interval.ms` is a connector key to the standalone worker). */
 const DISTRIBUTED_KEYS = Object.keys(distributedConfig.keys).filter((k) => k !== 'heartbeat.interval.ms');
 
 /**
- * Checks the keys of a worker config: a typo of a known key or a connector setting is a
- * {@link ConfigError} naming the file; other unknown keys come back as warnings to log. In
- * `distributed` mode the group and cluster-topic keys are known and `heartbeat.interval.ms` is
- * the group heartbeat; in `standalone` mode they are ignored with a warning saying so.
+ * Checks the keys of a worker config: a typo of a known key or a connector setting (including
+ * `producer.override.*`) is a {@link ConfigError} naming the file; other unknown keys come back
+ * as warnings to log. In `distributed` mode the group and cluster-topic keys are known and
+ * `heartbeat.interval.ms` is the group heartbeat; in `standalone` mode they are ignored with a
+ * warning saying so.
  */
 export function checkWorkerKeys(
   config: Readonly<Record<string, string>>,
@@ -62,9 +66,17 @@ export function checkWorkerKeys(
   const base = knownWorkerKeys();
   const connectorOnly =
     mode === 'distributed' ? CONNECTOR_ONLY_KEYS.filter((k) => k !== 'heartbeat.interval.ms') : CONNECTOR_ONLY_KEYS;
-  const misplaced = Object.fromEntries(
-    connectorOnly.map((k) => [k, `the connector config (${k} is a connector setting, not a worker one)`]),
-  );
+  const misplaced = Object.fromEntries([
+    ...connectorOnly.map((k) => [k, `the connector config (${k} is a connector setting, not a worker one)`]),
+    // Under the worker's own `producer.` prefix, so without this it would pass unread.
+    ...Object.keys(config)
+      .filter((k) => k.startsWith(PRODUCER_OVERRIDE_PREFIX))
+      .map((k) => [
+        k,
+        `the connector config (${PRODUCER_OVERRIDE_PREFIX}* is a connector setting, not a worker one; ` +
+          `the worker's form is producer.${k.slice(PRODUCER_OVERRIDE_PREFIX.length)})`,
+      ]),
+  ]);
   const distributed = [...DISTRIBUTED_KEYS, ...(mode === 'distributed' ? ['heartbeat.interval.ms'] : [])];
   const known: KnownKeys =
     mode === 'distributed'

@@ -1,5 +1,6 @@
 import { ConfigError } from '../api/errors.js';
-import { isSecurityKey } from './security-config.js';
+import { probableKey } from '../runtime/config-keys.js';
+import { isSecurityKey, SECURITY_CONFIG_KEYS } from './security-config.js';
 
 /**
  * Producer settings of one task, resolved once from the worker's `producer.*` keys and the
@@ -40,7 +41,7 @@ export interface ResolvedProducerConfig {
   readonly metadataMaxAgeMs: number;
   /** [`client.id`] Client id in the broker's request logs and quotas (a kafkajs `Kafka` setting). */
   readonly clientId: string;
-  /** One line per key that was given but ignored (unknown or unsupported by kafkajs), or per setting adjusted for consistency. */
+  /** One line per key that was given but ignored (a Kafka producer setting kafkajs lacks, or a key that is no Kafka producer setting and no near miss of one), or per setting adjusted for consistency. */
   readonly warnings: readonly string[];
 }
 
@@ -116,6 +117,60 @@ const KNOWN_KEYS = [
 ] as const;
 type KnownKey = (typeof KNOWN_KEYS)[number];
 
+/**
+ * Settings of the Java producer (Kafka 4.x `ProducerConfig`) that the kafkajs producer has no
+ * equivalent for: given, they are ignored with a warning. Security settings are not listed here
+ * (see {@link isSecurityKey}); neither is `transaction.timeout.ms` (see {@link READ_ELSEWHERE_KEYS}).
+ */
+const KAFKA_IGNORED_KEYS = [
+  'bootstrap.servers',
+  'buffer.memory',
+  'client.dns.lookup',
+  'compression.gzip.level',
+  'compression.lz4.level',
+  'compression.zstd.level',
+  'config.providers',
+  'connections.max.idle.ms',
+  'enable.metrics.push',
+  'interceptor.classes',
+  'key.serializer',
+  'max.block.ms',
+  'max.request.size',
+  'metadata.max.idle.ms',
+  'metadata.recovery.rebootstrap.trigger.ms',
+  'metadata.recovery.strategy',
+  'metric.reporters',
+  'metrics.num.samples',
+  'metrics.recording.level',
+  'metrics.sample.window.ms',
+  // Removed in Kafka 4.0; still in many 3.x configs.
+  'auto.include.jmx.reporter',
+  'partitioner.adaptive.partitioning.enable',
+  'partitioner.availability.timeout.ms',
+  'partitioner.class',
+  'partitioner.ignore.keys',
+  'receive.buffer.bytes',
+  'reconnect.backoff.max.ms',
+  'reconnect.backoff.ms',
+  'security.providers',
+  'send.buffer.bytes',
+  'socket.connection.setup.timeout.max.ms',
+  'socket.connection.setup.timeout.ms',
+  'transaction.two.phase.commit.enable',
+  'transactional.id',
+  'value.serializer',
+] as const;
+
+/**
+ * Producer settings that another part of the worker reads from the worker's `producer.<key>`
+ * (`transaction.timeout.ms`: the transactional senders, in src/cli/kafka-adapters.ts); as a
+ * connector's `producer.override.<key>` they are ignored with a warning.
+ */
+const READ_ELSEWHERE_KEYS = ['transaction.timeout.ms'] as const;
+
+/** Every producer setting name a given key may be a typo of. */
+const TYPO_CANDIDATES = [...KNOWN_KEYS, ...KAFKA_IGNORED_KEYS, ...READ_ELSEWHERE_KEYS, ...SECURITY_CONFIG_KEYS];
+
 const WORKER_PREFIX = 'producer.';
 const CONNECTOR_PREFIX = 'producer.override.';
 const OVERRIDE_POLICY_KEY = 'connector.client.config.override.policy';
@@ -127,10 +182,14 @@ const PRINCIPAL_KEYS = new Set(['sasl.jaas.config', 'sasl.mechanism', 'security.
  *
  * Precedence (as Kafka Connect): connector `producer.override.<key>` > worker `producer.<key>` >
  * {@link PRODUCER_DEFAULTS}. The worker's `connector.client.config.override.policy` (`All`,
- * the default; `None`; `Principal`) limits what a connector may override. Keys the kafkajs
- * producer cannot honour (`buffer.memory`, `key.serializer`, ...) are ignored and
- * listed in `warnings`; `security.protocol`, `sasl.*` and `ssl.*` are left to
- * {@link resolveKafkaSecurity} (src/kafka/security-config.ts); values that are wrong raise one {@link ConfigError} listing every
+ * the default; `None`; `Principal`) limits what a connector may override. Java producer
+ * settings the kafkajs producer cannot honour (`buffer.memory`, `key.serializer`, ...) are
+ * ignored and listed in `warnings`, as are keys that are no Kafka producer setting at all;
+ * `security.protocol`, `sasl.*` and `ssl.*` are left to {@link resolveKafkaSecurity}
+ * (src/kafka/security-config.ts). A key one or two edits from a producer setting
+ * (`producer.override.lingr.ms`) is an error with "did you mean", and so is a
+ * `producer.override.*` key in the worker config (a connector setting; the worker's form is
+ * `producer.*`). Values that are wrong raise the same {@link ConfigError}, which lists every
  * problem with its key, the value given and what is accepted.
  *
  * As in the Java producer, idempotence that was not asked for explicitly is turned off (with a
@@ -173,16 +232,25 @@ export function resolveProducerConfig(
     problems.push(`${OVERRIDE_POLICY_KEY}: '${policy}' is not one of All, None, Principal`);
   }
 
-  collect(workerConfig, WORKER_PREFIX, CONNECTOR_PREFIX);
-  collect(connectorConfig, CONNECTOR_PREFIX, undefined);
+  collect(workerConfig, WORKER_PREFIX);
+  collect(connectorConfig, CONNECTOR_PREFIX);
 
-  function collect(config: Readonly<Record<string, string>>, prefix: string, skip: string | undefined): void {
+  function collect(config: Readonly<Record<string, string>>, prefix: string): void {
+    const inWorker = prefix === WORKER_PREFIX;
     for (const fullKey of Object.keys(config)) {
-      if (!fullKey.startsWith(prefix) || (skip !== undefined && fullKey.startsWith(skip))) continue;
+      if (!fullKey.startsWith(prefix)) continue;
       const key = fullKey.slice(prefix.length);
       const raw = config[fullKey];
       if (raw === undefined) continue;
-      if (prefix === CONNECTOR_PREFIX && policy !== 'All' && !(policy === 'Principal' && PRINCIPAL_KEYS.has(key))) {
+      if (inWorker && fullKey.startsWith(CONNECTOR_PREFIX)) {
+        // Kafka Connect would pass it to the producer as `override.<key>`, which no producer reads.
+        problems.push(
+          `${fullKey}: in the worker config, but producer.override.* is a connector setting, not a worker one; ` +
+            `put it in the connector config, or use ${WORKER_PREFIX}${fullKey.slice(CONNECTOR_PREFIX.length)} in the worker config`,
+        );
+        continue;
+      }
+      if (!inWorker && policy !== 'All' && !(policy === 'Principal' && PRINCIPAL_KEYS.has(key))) {
         problems.push(`${fullKey}: connectors may not override producer settings under ${OVERRIDE_POLICY_KEY}=${policy}`);
         continue;
       }
@@ -190,8 +258,26 @@ export function resolveProducerConfig(
         given.set(key as KnownKey, [String(raw).trim(), fullKey]);
       } else if (isSecurityKey(key)) {
         // security.protocol, sasl.*, ssl.*: resolved (and checked) by resolveKafkaSecurity.
-      } else {
+      } else if ((READ_ELSEWHERE_KEYS as readonly string[]).includes(key)) {
+        if (!inWorker) {
+          warnings.push(`${fullKey}: ignored (Tributary reads it only from the worker config, as ${WORKER_PREFIX}${key})`);
+        }
+      } else if ((KAFKA_IGNORED_KEYS as readonly string[]).includes(key)) {
         warnings.push(`${fullKey}: ignored (not a setting the kafkajs producer supports)`);
+      } else {
+        // A typo must not switch a setting back to its default quietly (delivery.timout.ms).
+        const meant = probableKey(key, { keys: TYPO_CANDIDATES, prefixes: [] });
+        const override = inWorker ? probableKey(fullKey, { keys: [], prefixes: [CONNECTOR_PREFIX] }) : undefined;
+        if (meant !== undefined) {
+          problems.push(`${fullKey}: unknown producer setting; did you mean ${prefix}${meant}?`);
+        } else if (override !== undefined) {
+          problems.push(
+            `${fullKey}: unknown producer setting; did you mean ${override}? (a connector setting; ` +
+              `in the worker config use ${WORKER_PREFIX}${override.slice(CONNECTOR_PREFIX.length)})`,
+          );
+        } else {
+          warnings.push(`${fullKey}: ignored (not a Kafka producer setting Tributary knows)`);
+        }
       }
     }
   }

@@ -102,6 +102,78 @@ describe('resolveProducerConfig', () => {
     ]);
   });
 
+  it('refuses a key one or two edits from a producer setting, naming the setting it probably meant', () => {
+    expect(
+      problemsOf(() =>
+        resolveProducerConfig(
+          { 'producer.lingr.ms': '50' },
+          {
+            'producer.override.lingr.ms': '50',
+            'producer.override.compresion.type': 'gzip',
+            'producer.override.delivery.timout.ms': '60000',
+            'producer.override.buffer.memry': '1',
+            'producer.override.security.protocl': 'SSL',
+          },
+        ),
+      ),
+    ).toEqual([
+      'producer.lingr.ms: unknown producer setting; did you mean producer.linger.ms?',
+      'producer.override.lingr.ms: unknown producer setting; did you mean producer.override.linger.ms?',
+      'producer.override.compresion.type: unknown producer setting; did you mean producer.override.compression.type?',
+      'producer.override.delivery.timout.ms: unknown producer setting; did you mean producer.override.delivery.timeout.ms?',
+      'producer.override.buffer.memry: unknown producer setting; did you mean producer.override.buffer.memory?',
+      'producer.override.security.protocl: unknown producer setting; did you mean producer.override.security.protocol?',
+    ]);
+  });
+
+  it('warns that a key which is no Kafka producer setting is ignored, without blaming kafkajs', () => {
+    const c = resolveProducerConfig({ 'producer.my.note': 'x' }, { 'producer.override.queue.buffering.max.ms': '5' });
+    expect(c.warnings).toEqual([
+      'producer.my.note: ignored (not a Kafka producer setting Tributary knows)',
+      'producer.override.queue.buffering.max.ms: ignored (not a Kafka producer setting Tributary knows)',
+    ]);
+  });
+
+  it('reads transaction.timeout.ms from the worker without a warning, and says a connector override of it is ignored', () => {
+    expect(resolveProducerConfig({ 'producer.transaction.timeout.ms': '60000' }, {}).warnings).toEqual([]);
+    expect(resolveProducerConfig({}, { 'producer.override.transaction.timeout.ms': '60000' }).warnings).toEqual([
+      'producer.override.transaction.timeout.ms: ignored (Tributary reads it only from the worker config, as producer.transaction.timeout.ms)',
+    ]);
+  });
+
+  it('refuses producer.override.* in the worker config, saying it is a connector setting and giving the worker form', () => {
+    expect(
+      problemsOf(() =>
+        resolveProducerConfig({ 'producer.override.linger.ms': '50', 'producer.override.ssl.truststore.location': '/x' }, {}),
+      ),
+    ).toEqual([
+      'producer.override.linger.ms: in the worker config, but producer.override.* is a connector setting, not a worker one; put it in the connector config, or use producer.linger.ms in the worker config',
+      'producer.override.ssl.truststore.location: in the worker config, but producer.override.* is a connector setting, not a worker one; put it in the connector config, or use producer.ssl.truststore.location in the worker config',
+    ]);
+    expect(problemsOf(() => resolveProducerConfig({ 'producer.overide.linger.ms': '50' }, {}))).toEqual([
+      'producer.overide.linger.ms: unknown producer setting; did you mean producer.override.linger.ms? (a connector setting; in the worker config use producer.linger.ms)',
+    ]);
+  });
+
+  it('refuses a mistyped value of a connector override, naming key, value and what is accepted', () => {
+    expect(
+      problemsOf(() =>
+        resolveProducerConfig(
+          {},
+          {
+            'producer.override.linger.ms': 'abc',
+            'producer.override.acks': 'al',
+            'producer.override.compression.type': 'snapy',
+          },
+        ),
+      ),
+    ).toEqual([
+      "producer.override.acks: 'al' is not one of all, -1, 1, 0",
+      "producer.override.linger.ms: 'abc' is not an integer ≥ 0 (milliseconds)",
+      "producer.override.compression.type: 'snapy' is not one of none, gzip",
+    ]);
+  });
+
   it('leaves security.protocol, sasl.* and ssl.* to the security settings instead of ignoring them', () => {
     const c = resolveProducerConfig(
       { 'producer.security.protocol': 'SSL', 'producer.ssl.truststore.location': '/x' },
