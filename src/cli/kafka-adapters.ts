@@ -14,10 +14,10 @@ import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-c
 import { type ResolvedKafkaSecurity, resolveKafkaSecurity, securityLayers } from '../kafka/security-config.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
-import { topicCreationSettings } from '../kafka/topic-creation-settings.js';
 import type { KnownKeys } from '../runtime/config-keys.js';
 import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { isTransactionalSender, type OffsetStore, type RecordSender, type TransactionalRecordSender } from '../runtime/ports.js';
+import { topicCreationSettings } from '../runtime/topic-creation-settings.js';
 import type { WorkerOptions } from '../runtime/worker.js';
 import { checkWorkerBooleans, workerBoolean } from '../runtime/worker-booleans.js';
 import { ConnectorOffsetStore } from '../storage/connector-offset-store.js';

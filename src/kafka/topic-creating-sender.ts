@@ -1,7 +1,7 @@
 import { TributaryError } from '../api/errors.js';
 import type { OutgoingRecord, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
+import type { TopicCreationSettings } from '../runtime/topic-creation-settings.js';
 import type { TopicAdmin } from './topic-admin.js';
-import type { TopicCreationSettings } from './topic-creation-settings.js';
 
 /**
  * KIP-158 for source connectors: before the first record to a topic this task has not written

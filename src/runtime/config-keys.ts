@@ -33,16 +33,9 @@ export function mergeKnownKeys(...lists: ReadonlyArray<Partial<KnownKeys>>): Kno
  */
 export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
   keys: ['key.converter.schemas.enable', 'value.converter.schemas.enable', 'transforms', 'predicates'],
-  prefixes: [
-    'producer.override.',
-    'topic.creation.',
-    'transforms.',
-    'predicates.',
-    'key.converter.',
-    'value.converter.',
-    'header.converter.',
-    'config.providers.',
-  ],
+  // No converter prefix: the converters' settings are the exact keys above; any other is a
+  // warning (or, a near miss, an error), not taken quietly as a setting nothing reads.
+  prefixes: ['producer.override.', 'topic.creation.', 'transforms.', 'predicates.'],
   unsupported: [
     'header.converter',
     // The errors.* keys the runtime reads are exact keys (task-settings.ts); these are a sink's.
@@ -50,7 +43,11 @@ export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
     'errors.deadletterqueue.topic.replication.factor',
     'errors.deadletterqueue.context.headers.enable',
     'config.action.reload',
-    'config.providers',
+    // Settings of Kafka Connect's converters that Tributary's do not have (UTF-8 text, JSON
+    // without schemas, bytes as they are).
+    ...['key', 'value'].flatMap((side) =>
+      ['encoding', 'decimal.format', 'schemas.cache.size', 'replace.null.with.default'].map((k) => `${side}.converter.${k}`),
+    ),
   ],
 };
 

@@ -1,5 +1,5 @@
 import type { ConfigKey, ConfigProblem } from '../api/config-def.js';
-import { configTypes, defineConfig } from '../api/config-def.js';
+import { configTypes, defineConfig, parseConfigBoolean } from '../api/config-def.js';
 import { OffsetDecodeError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
@@ -13,6 +13,7 @@ import {
   resolveTaskSettings,
   workerTaskConfig,
 } from './task-settings.js';
+import { checkTopicCreationSettings } from './topic-creation-settings.js';
 
 /** Connector config keys the runtime owns, beside the connector's own. */
 export const runtimeConnectorConfig = defineConfig({
@@ -58,7 +59,9 @@ export type ValidatedConfig<C> =
  * heartbeat and converter settings) and the connector's own, through its config definition.
  * Every problem names the key it is about. A key one or two edits from a known key (the
  * runtime's or the connector's own) is a problem naming the key it probably meant; a worker
- * setting is a problem saying where it belongs; any other key nothing reads is a warning.
+ * setting is a problem saying where it belongs; any other key nothing reads is a warning. The
+ * KIP-158 `topic.creation.*` settings are checked too (see {@link checkTopicCreationSettings}),
+ * unless the worker sets `topic.creation.enable=false` (then they are one warning).
  *
  * @param where How messages name the config, e.g. `connector 'pg'` or `connector config pg.properties`.
  */
@@ -73,7 +76,21 @@ export function validateConnectorConfig<C>(
   const keyCheck = checkKeys(
     raw,
     mergeKnownKeys({ keys: [...RUNTIME_KEYS, ...Object.keys(connector.config.keys)] }, CONNECTOR_RUNTIME_KEYS),
-    { where, misplaced: Object.fromEntries(WORKER_ONLY_KEYS.map((k) => [k, 'the worker config'])) },
+    {
+      where,
+      misplaced: {
+        ...Object.fromEntries(WORKER_ONLY_KEYS.map((k) => [k, 'the worker config'])),
+        // Config providers are the worker's; a connector config uses them as ${provider:path:key}.
+        ...Object.fromEntries(
+          Object.keys(raw)
+            .filter((k) => k === 'config.providers' || k.startsWith('config.providers.'))
+            .map((k) => [
+              k,
+              `the worker config (config providers are defined there; a connector config uses them as $\{provider:path:key})`,
+            ]),
+        ),
+      },
+    },
   );
   const typos = keyCheck.errors;
   const problems: ConfigProblem[] = [
@@ -90,6 +107,13 @@ export function validateConnectorConfig<C>(
     }
   }
   problems.push(...exactlyOnceProblems(connector, own.ok ? own.value : undefined, raw, workerConfig));
+  // KIP-158 topic creation, whatever the sender. A bad worker value (topic.creation.enable=flase)
+  // is reported by the worker's own check; here it counts as on, so the keys are still checked.
+  const topicCreation = checkTopicCreationSettings(raw, {
+    workerEnabled: parseConfigBoolean(workerConfig['topic.creation.enable']) ?? true,
+  });
+  problems.push(...topicCreation.problems);
+  warnings.push(...topicCreation.warnings);
   if (!runtime.ok || !own.ok || problems.length > 0) return { ok: false, problems, warnings };
   return { ok: true, config: own.value, tasksMax: runtime.value['tasks.max'], warnings };
 }

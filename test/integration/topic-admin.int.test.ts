@@ -2,7 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isTributaryError, type TributaryError } from '../../src/api/errors.js';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
-import { topicCreationSettings } from '../../src/kafka/topic-creation-settings.js';
+import { topicCreationSettings } from '../../src/runtime/topic-creation-settings.js';
 import { describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../helpers/kafka.js';
 import { freePort } from '../kafka/broker.js';
 

@@ -209,6 +209,15 @@ describe('worker config keys', () => {
     ]);
   });
 
+  it('rejects producer.override.* in the worker file, saying it belongs in the connector config and giving the worker form', () => {
+    for (const mode of ['standalone', 'distributed'] as const) {
+      expect(() => checkWorkerKeys({ 'producer.override.linger.ms': '50' }, 'w.properties', mode)).toThrow(
+        'Invalid worker config w.properties: "producer.override.linger.ms" is not a setting here; it belongs in the connector config (producer.override.* is a connector setting, not a worker one; the worker\'s form is producer.linger.ms)',
+      );
+    }
+    expect(checkWorkerKeys({ 'producer.linger.ms': '50' }, 'w.properties')).toEqual([]);
+  });
+
   it('in distributed mode knows the group keys and takes heartbeat.interval.ms as the group heartbeat', () => {
     const config = {
       'bootstrap.servers': 'b:1',
@@ -304,7 +313,13 @@ describe('connector config keys', () => {
   it('warns about other unknown keys, and passes the runtime-owned prefixes', () => {
     const v = validateConnectorConfig(
       new DatagenConnector(),
-      { ...base, 'my.comment': 'x', 'producer.override.linger.ms': '5', 'topic.creation.default.partitions': '3' },
+      {
+        ...base,
+        'my.comment': 'x',
+        'producer.override.linger.ms': '5',
+        'topic.creation.default.partitions': '3',
+        'topic.creation.default.replication.factor': '1',
+      },
       {},
     );
     expect(v.ok).toBe(true);
@@ -371,8 +386,45 @@ describe('connector config keys', () => {
   });
 
   it('lists the prefixes the runtime owns', () => {
-    for (const p of ['producer.override.', 'transforms.', 'predicates.', 'topic.creation.', 'header.converter.']) {
+    for (const p of ['producer.override.', 'transforms.', 'predicates.', 'topic.creation.']) {
       expect(CONNECTOR_RUNTIME_KEYS.prefixes).toContain(p);
     }
+  });
+
+  it("warns about converter settings Tributary's converters do not have, instead of taking them quietly", () => {
+    const v = validateConnectorConfig(
+      new DatagenConnector(),
+      {
+        ...base,
+        'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+        'key.converter.encoding': 'UTF-16',
+        'value.converter.decimal.format': 'NUMERIC',
+        'header.converter.schemas.enable': 'true',
+        'value.converter.schemas.enable': 'false',
+      },
+      {},
+    );
+    expect(v.ok).toBe(true);
+    expect(v.warnings.map((w) => w.message)).toEqual([
+      `connector 'c': "key.converter.encoding" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
+      `connector 'c': "value.converter.decimal.format" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
+      `connector 'c': "header.converter.schemas.enable" was supplied but isn't a known config; it is ignored`,
+    ]);
+    const typo = validateConnectorConfig(new DatagenConnector(), { ...base, 'value.converter.schemas.enabel': 'true' }, {});
+    expect(typo.ok ? [] : typo.problems.map((p) => p.message)).toEqual([
+      'unknown key "value.converter.schemas.enabel"; did you mean "value.converter.schemas.enable"?',
+    ]);
+  });
+
+  it("rejects config providers in a connector config, saying they are the worker's", () => {
+    const v = validateConnectorConfig(
+      new DatagenConnector(),
+      { ...base, 'config.providers': 'file', 'config.providers.file.class': 'FileConfigProvider' },
+      {},
+    );
+    expect(v.ok ? [] : v.problems.map((p) => p.message)).toEqual([
+      `"config.providers" is not a setting here; it belongs in the worker config (config providers are defined there; a connector config uses them as $\{provider:path:key})`,
+      `"config.providers.file.class" is not a setting here; it belongs in the worker config (config providers are defined there; a connector config uses them as $\{provider:path:key})`,
+    ]);
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { DatagenConnector } from '../../examples/datagen/src/index.js';
 import { ConfigError, isTributaryError } from '../../src/api/errors.js';
-import { topicCreationSettings } from '../../src/kafka/topic-creation-settings.js';
+import { validateConnectorConfig } from '../../src/runtime/connector-config.js';
+import { checkTopicCreationSettings, topicCreationSettings } from '../../src/runtime/topic-creation-settings.js';
 
 const BASE = {
   'topic.creation.default.replication.factor': '3',
@@ -129,13 +131,19 @@ describe('topicCreationSettings (KIP-158)', () => {
     expect(s?.settingsFor('anything').group).toBe('default');
   });
 
-  it('ignores include/exclude of the default group', () => {
+  it('ignores include/exclude of the default group, as Kafka Connect does, with a warning for each', () => {
     const s = topicCreationSettings({
       ...BASE,
       'topic.creation.default.include': 'only-this',
       'topic.creation.default.exclude': '.*',
     });
     expect(s?.settingsFor('x')).toEqual({ group: 'default', partitions: 6, replicationFactor: 3, configs: {} });
+    expect(s?.warnings).toEqual(
+      ['include', 'exclude'].map(
+        (name) =>
+          `topic.creation.default.${name} is ignored: the 'default' topic creation group takes every topic that no group listed in topic.creation.groups takes, so include and exclude do not apply to it (Kafka Connect ignores them too). To give some topics other settings, list a group in topic.creation.groups with its own include`,
+      ),
+    );
   });
 
   it("passes a group's other keys through as topic configs, without inheriting the default group's", () => {
@@ -146,7 +154,6 @@ describe('topicCreationSettings (KIP-158)', () => {
       'topic.creation.g.include': 'g-.*',
       'topic.creation.g.min.insync.replicas': '2',
       'topic.creation.g.cleanup.policy': 'compact,delete',
-      'topic.creation.unlisted.partitions': 'not even a number',
     });
     expect(s?.settingsFor('g-1').configs).toEqual({ 'min.insync.replicas': '2', 'cleanup.policy': 'compact,delete' });
     expect(s?.settingsFor('x').configs).toEqual({ 'retention.ms': '1000' });
@@ -181,5 +188,140 @@ describe('topicCreationSettings (KIP-158)', () => {
     expect(() =>
       topicCreationSettings({ 'topic.creation.default.replication.factor': 'x', 'topic.creation.default.partitions': '1' }),
     ).toThrow(/Invalid topic creation settings \(topic\.creation\.\*\): topic\.creation\.default\.replication\.factor='x'/);
+  });
+
+  it('rejects the keys of a group not listed in topic.creation.groups instead of dropping them', () => {
+    expect(
+      problemsOf({
+        ...BASE,
+        'topic.creation.groups': 'compactd',
+        'topic.creation.compacted.include': 'state-.*',
+        'topic.creation.compacted.cleanup.policy': 'compact',
+      }),
+    ).toEqual([
+      "topic.creation.compacted.* is set but 'compacted' is not listed in topic.creation.groups (topic.creation.groups=compactd): add it to topic.creation.groups, or remove its keys (topic.creation.compacted.include, topic.creation.compacted.cleanup.policy); 'compactd' is listed: is one of the two names a typo?",
+    ]);
+    expect(problemsOf({ ...BASE, 'topic.creation.big.partitions': '12' })).toEqual([
+      "topic.creation.big.* is set but 'big' is not listed in topic.creation.groups (topic.creation.groups is not set): add it to topic.creation.groups, or remove its keys (topic.creation.big.partitions)",
+    ]);
+    expect(problemsOf({ ...BASE, 'topic.creation.groups': '', 'topic.creation.big.partitions': '12' })[0]).toContain(
+      '(topic.creation.groups is empty)',
+    );
+  });
+
+  it('suggests the default group for a misspelt default', () => {
+    expect(problemsOf({ ...BASE, 'topic.creation.defualt.cleanup.policy': 'compact' })).toEqual([
+      "topic.creation.defualt.* is set but 'defualt' is not listed in topic.creation.groups (topic.creation.groups is not set): add it to topic.creation.groups, or remove its keys (topic.creation.defualt.cleanup.policy); did you mean topic.creation.default.*?",
+    ]);
+  });
+
+  it.each([
+    ['compacted', 'inlcude', 'include'],
+    ['compacted', 'partitons', 'partitions'],
+    ['compacted', 'exlude', 'exclude'],
+    ['compacted', 'replication.factr', 'replication.factor'],
+    ['default', 'replicaton.factor', 'replication.factor'],
+  ])('rejects topic.creation.%s.%s as a typo of %s instead of passing it to the broker', (group, typo, meant) => {
+    const problems = problemsOf({
+      ...BASE,
+      'topic.creation.groups': 'compacted',
+      'topic.creation.compacted.include': 'state-.*',
+      [`topic.creation.${group}.${typo}`]: '6',
+    });
+    expect(problems).toEqual([
+      `unknown key "topic.creation.${group}.${typo}"; did you mean "topic.creation.${group}.${meant}"? (any topic.creation.${group}.<name> other than include, exclude, replication.factor, partitions is passed to the broker as topic config "<name>")`,
+    ]);
+  });
+
+  it('still passes real topic configs through', () => {
+    const s = topicCreationSettings({
+      ...BASE,
+      'topic.creation.groups': 'g',
+      'topic.creation.g.include': '.*',
+      'topic.creation.g.preallocate': 'true',
+      'topic.creation.g.segment.bytes': '1024',
+      'topic.creation.g.min.insync.replicas': '2',
+    });
+    expect(s?.groups[0]?.configs).toEqual({ preallocate: 'true', 'segment.bytes': '1024', 'min.insync.replicas': '2' });
+  });
+
+  it('says that topic.creation.enable is a worker setting instead of asking for the default group', () => {
+    const message =
+      'topic.creation.enable is a worker setting, not a connector one: it belongs in the worker config, where it turns topic creation on or off for every connector (default true). A connector uses topic creation by setting topic.creation.default.replication.factor and topic.creation.default.partitions; remove topic.creation.enable from the connector config';
+    expect(problemsOf({ 'topic.creation.enable': 'true' })).toEqual([message]);
+    expect(problemsOf({ ...BASE, 'topic.creation.enable': 'false' })).toEqual([message]);
+  });
+
+  it('rejects a topic.creation.<x> key that names no group', () => {
+    expect(problemsOf({ ...BASE, 'topic.creation.group': 'a' })).toEqual([
+      'unknown key "topic.creation.group"; did you mean "topic.creation.groups"?',
+    ]);
+    expect(problemsOf({ ...BASE, 'topic.creation.partitions': '3' })).toEqual([
+      'unknown key "topic.creation.partitions"; expected topic.creation.groups or topic.creation.<group>.<setting> (e.g. topic.creation.default.partitions)',
+    ]);
+  });
+});
+
+describe('checkTopicCreationSettings', () => {
+  it('names the key of each problem', () => {
+    const check = checkTopicCreationSettings({
+      ...BASE,
+      'topic.creation.groups': 'compacted',
+      'topic.creation.compacted.inlcude': 'state-.*',
+      'topic.creation.other.include': 'x',
+      'topic.creation.default.include': 'x',
+    });
+    expect(check.settings).toBeNull();
+    expect(check.problems.map((p) => p.key)).toEqual(['topic.creation.other.include', 'topic.creation.compacted.inlcude']);
+    expect(check.warnings.map((w) => w.key)).toEqual(['topic.creation.default.include']);
+  });
+
+  it('with topic creation off on the worker, warns that the keys are ignored but still rejects topic.creation.enable', () => {
+    const check = checkTopicCreationSettings(
+      { 'topic.creation.default.partitions': 'x', 'topic.creation.enable': 'true' },
+      { workerEnabled: false },
+    );
+    expect(check.problems.map((p) => p.key)).toEqual(['topic.creation.enable']);
+    expect(check.warnings.map((w) => w.message)).toEqual([
+      'topic.creation.* settings (topic.creation.default.partitions) are ignored: the worker config sets topic.creation.enable=false, so topics are not created with them; set topic.creation.enable=true in the worker config to apply them',
+    ]);
+  });
+});
+
+describe('topic.creation.* when a connector is created (validateConnectorConfig), whatever the sender', () => {
+  const base = { name: 'c', 'connector.class': 'DatagenConnector', topic: 't' };
+
+  it('refuses a mistake without a Kafka producer being made', () => {
+    const v = validateConnectorConfig(
+      new DatagenConnector(),
+      { ...base, ...BASE, 'topic.creation.groups': 'compacted', 'topic.creation.compacted.partitons': '6' },
+      {},
+    );
+    expect(v.ok ? [] : v.problems.map((p) => p.key)).toEqual(['topic.creation.compacted.partitons']);
+  });
+
+  it('accepts valid settings and passes the warnings on', () => {
+    const v = validateConnectorConfig(new DatagenConnector(), { ...base, ...BASE, 'topic.creation.default.exclude': 'x' }, {});
+    expect(v.ok).toBe(true);
+    expect(v.warnings.map((w) => w.key)).toEqual(['topic.creation.default.exclude']);
+  });
+
+  it("follows the worker's topic.creation.enable", () => {
+    const config = { ...base, 'topic.creation.default.partitions': '3' };
+    expect(validateConnectorConfig(new DatagenConnector(), config, {}).ok).toBe(false);
+    const off = validateConnectorConfig(new DatagenConnector(), config, { 'topic.creation.enable': 'FALSE' });
+    expect(off.ok).toBe(true);
+    expect(off.warnings.map((w) => w.key)).toEqual(['topic.creation.default.partitions']);
+  });
+
+  it('refuses topic.creation.enable in the connector config even when the worker has topic creation off', () => {
+    const v = validateConnectorConfig(
+      new DatagenConnector(),
+      { ...base, 'topic.creation.enable': 'true' },
+      {
+        'topic.creation.enable': 'false',
+      },
+    );
+    expect(v.ok ? [] : v.problems.map((p) => p.key)).toEqual(['topic.creation.enable']);
   });
 });
