@@ -268,7 +268,12 @@ export function resolveProducerConfig(
         // A typo must not switch a setting back to its default quietly (delivery.timout.ms).
         const meant = probableKey(key, { keys: TYPO_CANDIDATES, prefixes: [] });
         const override = inWorker ? probableKey(fullKey, { keys: [], prefixes: [CONNECTOR_PREFIX] }) : undefined;
-        if (meant !== undefined) {
+        if (meant !== undefined && (KAFKA_IGNORED_KEYS as readonly string[]).includes(meant)) {
+          // Near a setting kafkajs ignores anyway: nothing goes back to a default unnoticed.
+          warnings.push(
+            `${fullKey}: ignored (not a Kafka producer setting Tributary knows; ${prefix}${meant}, which it resembles, is ignored too)`,
+          );
+        } else if (meant !== undefined) {
           problems.push(`${fullKey}: unknown producer setting; did you mean ${prefix}${meant}?`);
         } else if (override !== undefined) {
           problems.push(

@@ -43,10 +43,15 @@ export const CONNECTOR_RUNTIME_KEYS: KnownKeys = {
     'errors.deadletterqueue.topic.replication.factor',
     'errors.deadletterqueue.context.headers.enable',
     'config.action.reload',
+    // KIP-891 version pins: Tributary loads the one version installed.
+    'connector.plugin.version',
+    'header.converter.plugin.version',
     // Settings of Kafka Connect's converters that Tributary's do not have (UTF-8 text, JSON
     // without schemas, bytes as they are).
     ...['key', 'value'].flatMap((side) =>
-      ['encoding', 'decimal.format', 'schemas.cache.size', 'replace.null.with.default'].map((k) => `${side}.converter.${k}`),
+      ['converter.encoding', 'decimal.format', 'schemas.cache.size', 'replace.null.with.default', 'plugin.version'].map(
+        (k) => `${side}.converter.${k}`,
+      ),
     ),
   ],
 };

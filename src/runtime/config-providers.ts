@@ -235,7 +235,7 @@ function fileProvider(kind: 'file' | 'directory', allowedList: string | undefine
       get(path, keys) {
         if (path === '') throw new Error('FileConfigProvider needs a path: ${provider:/path/to/file.properties:key}');
         const full = checkAllowed(path, allowed);
-        const props = parseProperties(readFileSync(full, 'utf8'), full);
+        const props = parseProperties(readFileSync(full, 'utf8'), full, { lastWins: true });
         const out = new Map<string, string>();
         for (const k of keys) if (Object.hasOwn(props, k)) out.set(k, props[k] as string);
         return out;

@@ -73,24 +73,13 @@ export function validateConnectorConfig<C>(
 ): ValidatedConfig<C> {
   const runtime = runtimeConnectorConfig.parse(raw);
   const own = connector.config.parse(raw);
+  // Config providers are the worker's: here nothing reads them (Kafka Connect ignores them too),
+  // a warning that says where they belong rather than a refusal of a stored config.
+  const providerKeys = Object.keys(raw).filter((k) => k === 'config.providers' || k.startsWith('config.providers.'));
   const keyCheck = checkKeys(
-    raw,
+    Object.fromEntries(Object.entries(raw).filter(([k]) => !providerKeys.includes(k))),
     mergeKnownKeys({ keys: [...RUNTIME_KEYS, ...Object.keys(connector.config.keys)] }, CONNECTOR_RUNTIME_KEYS),
-    {
-      where,
-      misplaced: {
-        ...Object.fromEntries(WORKER_ONLY_KEYS.map((k) => [k, 'the worker config'])),
-        // Config providers are the worker's; a connector config uses them as ${provider:path:key}.
-        ...Object.fromEntries(
-          Object.keys(raw)
-            .filter((k) => k === 'config.providers' || k.startsWith('config.providers.'))
-            .map((k) => [
-              k,
-              `the worker config (config providers are defined there; a connector config uses them as $\{provider:path:key})`,
-            ]),
-        ),
-      },
-    },
+    { where, misplaced: Object.fromEntries(WORKER_ONLY_KEYS.map((k) => [k, 'the worker config'])) },
   );
   const typos = keyCheck.errors;
   const problems: ConfigProblem[] = [
@@ -98,7 +87,20 @@ export function validateConnectorConfig<C>(
     ...(own.ok ? [] : own.problems.map((p) => withNearMiss(p, raw, typos))),
     ...typos,
   ];
-  const warnings = [...keyCheck.warnings];
+  const warnings = [
+    ...keyCheck.warnings,
+    ...providerKeys.map((key) => ({
+      key,
+      message: `${where}: "${key}" is ignored in a connector config: config providers are defined in the worker config, and a connector config uses them as $\{provider:path:key}`,
+    })),
+    // KIP-891 version pins of transforms and predicates: Tributary loads the one version installed.
+    ...Object.keys(raw)
+      .filter((k) => /^(transforms|predicates)\.[^.]+\.plugin\.version$/.test(k))
+      .map((key) => ({
+        key,
+        message: `${where}: "${key}" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
+      })),
+  ];
   try {
     resolveTaskSettings(workerConfig, raw);
   } catch (e) {

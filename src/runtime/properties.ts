@@ -5,13 +5,19 @@ import { ConfigError } from '../api/errors.js';
  * `key: value` or `key value`; `#` and `!` comments; a trailing backslash continues a line;
  * `\t`, `\n`, `\uXXXX` and escaped separators in keys and values.
  *
- * A key given twice with different values is an error naming both lines: Java's `Properties`
- * keeps the last without a word, so a setting appended at the end would quietly override (or
- * an old line quietly undo) the one the reader sees. The same value twice is accepted.
+ * A key given twice with different values (other than in surrounding white space) is an error
+ * naming both lines: Java's `Properties` keeps the last without a word, so a setting appended at
+ * the end would quietly override (or an old line quietly undo) the one the reader sees. With
+ * `lastWins` (a file a config provider reads: written by other tools, and only some of its keys
+ * asked for) the last value is kept, as Kafka's FileConfigProvider does.
  */
-export function parseProperties(text: string, filename = '<input>'): Record<string, string> {
+export function parseProperties(
+  text: string,
+  filename = '<input>',
+  options: { lastWins?: boolean } = {},
+): Record<string, string> {
   const out: Record<string, string> = {};
-  const lineOf = new Map<string, number>();
+  const seen = new Map<string, { line: number; value: string }>();
   const twice: string[] = [];
   const lines = text.split(/\r\n|\r|\n/);
   for (let i = 0; i < lines.length; i++) {
@@ -40,12 +46,14 @@ export function parseProperties(text: string, filename = '<input>'): Record<stri
     const name = unescapeProperty(key, filename, startLine);
     if (name === '') throw new ConfigError(`properties file ${filename}`, [`line ${startLine}: a value without a key`]);
     const value = unescapeProperty(rest, filename, startLine);
-    const earlier = lineOf.get(name);
-    if (earlier !== undefined && out[name] !== value) {
-      twice.push(`"${name}" is given twice with different values, on lines ${earlier} and ${startLine}: keep one`);
+    const earlier = seen.get(name);
+    if (earlier !== undefined && earlier.value.trim() !== value.trim() && !options.lastWins) {
+      twice.push(`"${name}" is given twice with different values, on lines ${earlier.line} and ${startLine}: keep one`);
     }
-    lineOf.set(name, startLine);
-    out[name] = value;
+    seen.set(name, { line: startLine, value });
+    // An assignment to __proto__ would set the prototype and drop the key.
+    if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+    else out[name] = value;
   }
   if (twice.length > 0) throw new ConfigError(`properties file ${filename}`, twice);
   return out;

@@ -64,7 +64,7 @@ export interface TopicCreationSettings {
  *
  * Where Kafka Connect drops a key silently or answers with a misleading error, this refuses it
  * naming the key: the keys of a group not listed in `topic.creation.groups`, a
- * `topic.creation.<x>` key without a group, and `topic.creation.enable` (a worker setting).
+ * `topic.creation.<x>` key without a group; `topic.creation.enable` (a worker setting) is a warning.
  *
  * Regexes are JavaScript regexes used for a full match (Java's `Pattern.matches`); the common
  * Java syntax means the same in both.
@@ -108,7 +108,7 @@ export interface TopicCreationCheckOptions {
   /**
    * The worker's `topic.creation.enable` (default true). When false, the `topic.creation.*`
    * keys are not checked (Kafka Connect ignores them then too) but come back as one warning
-   * that they are ignored; `topic.creation.enable` in the connector config is still an error.
+   * that they are ignored; `topic.creation.enable` in the connector config is a warning either way.
    */
   readonly workerEnabled?: boolean;
 }
@@ -120,8 +120,8 @@ export interface TopicCreationCheckOptions {
  *
  * @example
  * ```ts
- * const check = checkTopicCreationSettings({ 'topic.creation.enable': 'true' });
- * check.problems[0]?.key; // 'topic.creation.enable'
+ * const check = checkTopicCreationSettings({ 'topic.creation.default.partitons': '3' });
+ * check.problems[0]?.key; // 'topic.creation.default.partitons'
  * ```
  */
 export function checkTopicCreationSettings(
@@ -138,11 +138,12 @@ export function checkTopicCreationSettings(
     return v === undefined || v === null ? undefined : String(v);
   };
 
-  // Kafka Connect would answer "Missing required configuration topic.creation.default.replication.factor".
+  // Kafka Connect ignores it beside the default group's settings (many published connector
+  // configs carry it), so it is not refused; but =false here would not turn anything off.
   if (get(ENABLE_KEY) !== undefined)
-    problems.push({
+    warnings.push({
       key: ENABLE_KEY,
-      message: `${ENABLE_KEY} is a worker setting, not a connector one: it belongs in the worker config, where it turns topic creation on or off for every connector (default true). A connector uses topic creation by setting ${PREFIX}${DEFAULT_GROUP}.replication.factor and ${PREFIX}${DEFAULT_GROUP}.partitions; remove ${ENABLE_KEY} from the connector config`,
+      message: `${ENABLE_KEY} is a worker setting, ignored in a connector config (as in Kafka Connect): topic creation is on or off for every connector by the worker's ${ENABLE_KEY} (default true), and a connector uses it by setting ${PREFIX}${DEFAULT_GROUP}.replication.factor and ${PREFIX}${DEFAULT_GROUP}.partitions`,
     });
   const settingKeys = keys.filter((k) => k !== ENABLE_KEY);
   if (settingKeys.length === 0) return { settings: null, problems, warnings };

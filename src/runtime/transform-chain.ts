@@ -97,7 +97,8 @@ export async function prepareTransforms(
           key: negateKey,
           message: `Invalid value ${String(negateRaw)} for configuration ${negateKey}: Expected value to be either true or false`,
         });
-      if (noPredicate)
+      // Absent, or null (unset, from a JSON body) with negate=true.
+      if (predicateAlias === undefined || (predicateAlias === null && negate))
         problems.push({
           key: negateKey,
           message: `${negateKey} is set but transforms.${alias}.predicate is not: negate only applies with a predicate`,
@@ -166,6 +167,7 @@ async function resolveClass(
   const guard = group === 'transforms' ? isTransformationClass : isPredicateClass;
   const builtins: ReadonlyMap<string, unknown> = group === 'transforms' ? BUILTIN_TRANSFORMS : BUILTIN_PREDICATES;
   let cls = builtinNamed(builtins, spec) as TransformationClass | PredicateClass | undefined;
+  const builtin = cls !== undefined;
   if (cls === undefined) {
     if (SCHEMA_ONLY_TRANSFORMS.has(spec)) {
       problems.push({
@@ -206,7 +208,9 @@ async function resolveClass(
   for (const [k, v] of Object.entries(raw)) {
     if (!k.startsWith(prefix)) continue;
     const name = k.slice(prefix.length);
-    if (name === 'type' || (group === 'transforms' && (name === 'predicate' || name === 'negate'))) continue;
+    // plugin.version (KIP-891): Kafka Connect's version pin; Tributary has one version of each (the connector check warns).
+    if (name === 'type' || name === PLUGIN_VERSION || (group === 'transforms' && (name === 'predicate' || name === 'negate')))
+      continue;
     own[name] = v;
   }
   let instance: Transformation | Predicate;
@@ -217,24 +221,31 @@ async function resolveClass(
     return undefined;
   }
   // A setting the class does not have would be ignored silently (Kafka Connect ignores it): a
-  // near miss (`transforms.x.predicat`) names the key it probably meant, any other names them all.
+  // near miss (`transforms.x.predicat`) names the key it probably meant; for a built-in, whose
+  // settings are all declared, any other key names them all. A class of one's own may read keys
+  // its ConfigDef does not declare (a family such as `rename.<topic>`), so only near misses there.
   const settings = [...Object.keys(instance.config.keys), 'type', ...(group === 'transforms' ? ['predicate', 'negate'] : [])];
   let typo = false;
   for (const name of Object.keys(own)) {
     if (settings.includes(name)) continue;
-    typo = true;
     const meant = probableKey(name, { keys: settings, prefixes: [] });
     if (meant !== undefined) {
+      typo = true;
       problems.push({ key: `${prefix}${name}`, message: `unknown key "${prefix}${name}"; did you mean "${prefix}${meant}"?` });
       continue;
     }
-    const elsewhere =
+    if (!builtin) continue;
+    typo = true;
+    const renamed = RENAMED_SETTINGS[name];
+    const hint =
       group === 'predicates' && name === 'negate'
-        ? `; negate is a setting of the transform that uses the predicate (transforms.<alias>.negate)`
-        : '';
+        ? '; negate is a setting of the transform that uses the predicate (transforms.<alias>.negate)'
+        : renamed !== undefined && settings.includes(renamed)
+          ? `; Kafka Connect before 4.0 took it for "${renamed}": use ${prefix}${renamed}`
+          : '';
     problems.push({
       key: `${prefix}${name}`,
-      message: `unknown key "${prefix}${name}": ${kind} '${alias}' (${spec}) has no setting "${name}"${elsewhere}. Its settings: ${settings.map((k) => `${prefix}${k}`).join(', ')}`,
+      message: `unknown key "${prefix}${name}": ${kind} '${alias}' (${spec}) has no setting "${name}"${hint}. Its settings: ${settings.map((k) => `${prefix}${k}`).join(', ')}`,
     });
   }
   // As Kafka Connect's ConfigDef: text values are trimmed (a password is not).
@@ -263,6 +274,12 @@ async function resolveClass(
   }
   return { cls, config: parsed.value };
 }
+
+/** KIP-891's per-alias version pin (`transforms.<alias>.plugin.version`), which Kafka Connect 4.1+ accepts. */
+const PLUGIN_VERSION = 'plugin.version';
+
+/** Old names of built-in transforms' settings that Kafka Connect 4 no longer takes (ReplaceField's). */
+const RENAMED_SETTINGS: Readonly<Record<string, string>> = { blacklist: 'exclude', whitelist: 'include' };
 
 /** Names the full key (`transforms.x.field`) where a message names the short one. */
 function prefixKeys(message: string, prefix: string, key: string): string {

@@ -397,7 +397,7 @@ describe('connector config keys', () => {
       {
         ...base,
         'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
-        'key.converter.encoding': 'UTF-16',
+        'key.converter.converter.encoding': 'UTF-16',
         'value.converter.decimal.format': 'NUMERIC',
         'header.converter.schemas.enable': 'true',
         'value.converter.schemas.enable': 'false',
@@ -406,7 +406,7 @@ describe('connector config keys', () => {
     );
     expect(v.ok).toBe(true);
     expect(v.warnings.map((w) => w.message)).toEqual([
-      `connector 'c': "key.converter.encoding" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
+      `connector 'c': "key.converter.converter.encoding" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
       `connector 'c': "value.converter.decimal.format" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
       `connector 'c': "header.converter.schemas.enable" was supplied but isn't a known config; it is ignored`,
     ]);
@@ -416,15 +416,25 @@ describe('connector config keys', () => {
     ]);
   });
 
-  it("rejects config providers in a connector config, saying they are the worker's", () => {
+  it('warns that config providers in a connector config are ignored, and that plugin.version pins are (KIP-891)', () => {
     const v = validateConnectorConfig(
       new DatagenConnector(),
-      { ...base, 'config.providers': 'file', 'config.providers.file.class': 'FileConfigProvider' },
+      {
+        ...base,
+        'config.providers': 'file',
+        'config.providers.file.class': 'FileConfigProvider',
+        'connector.plugin.version': '1.0',
+        'transforms.r.plugin.version': '4.3.1',
+      },
       {},
     );
-    expect(v.ok ? [] : v.problems.map((p) => p.message)).toEqual([
-      `"config.providers" is not a setting here; it belongs in the worker config (config providers are defined there; a connector config uses them as $\{provider:path:key})`,
-      `"config.providers.file.class" is not a setting here; it belongs in the worker config (config providers are defined there; a connector config uses them as $\{provider:path:key})`,
+    expect(v.ok).toBe(true);
+    const providers = `is ignored in a connector config: config providers are defined in the worker config, and a connector config uses them as $\{provider:path:key}`;
+    expect(v.warnings.map((w) => w.message)).toEqual([
+      `connector 'c': "connector.plugin.version" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
+      `connector 'c': "config.providers" ${providers}`,
+      `connector 'c': "config.providers.file.class" ${providers}`,
+      `connector 'c': "transforms.r.plugin.version" is a Kafka Connect setting that Tributary does not implement; it is ignored`,
     ]);
   });
 });

@@ -45,6 +45,14 @@ describe('config providers', () => {
     expect([...r.referenced].sort()).toEqual(['a', 'b', 'c']);
   });
 
+  it('read a file written by another tool with a key twice as Kafka does: the last value, no error', () => {
+    const twice = join(dir, 'twice.properties');
+    writeFileSync(twice, 'db.password=s3cret\nother=1\nother=2\n');
+    const r = providers.resolve({ a: `\${file:${twice}:db.password}`, b: `\${file:${twice}:other}` });
+    expect(r.problems).toEqual([]);
+    expect(r.config).toEqual({ a: 's3cret', b: '2' });
+  });
+
   it('make an unresolvable reference an error naming the key: missing key, missing file, unknown provider, env outside the allowlist', () => {
     const r = providers.resolve({
       k1: `\${file:${secretsFile}:nope}`,

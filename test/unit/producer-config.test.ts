@@ -111,7 +111,6 @@ describe('resolveProducerConfig', () => {
             'producer.override.lingr.ms': '50',
             'producer.override.compresion.type': 'gzip',
             'producer.override.delivery.timout.ms': '60000',
-            'producer.override.buffer.memry': '1',
             'producer.override.security.protocl': 'SSL',
           },
         ),
@@ -121,8 +120,15 @@ describe('resolveProducerConfig', () => {
       'producer.override.lingr.ms: unknown producer setting; did you mean producer.override.linger.ms?',
       'producer.override.compresion.type: unknown producer setting; did you mean producer.override.compression.type?',
       'producer.override.delivery.timout.ms: unknown producer setting; did you mean producer.override.delivery.timeout.ms?',
-      'producer.override.buffer.memry: unknown producer setting; did you mean producer.override.buffer.memory?',
       'producer.override.security.protocl: unknown producer setting; did you mean producer.override.security.protocol?',
+    ]);
+  });
+
+  it('warns, not refuses, a near miss of a Java producer setting kafkajs ignores anyway (nothing goes back to a default)', () => {
+    const c = resolveProducerConfig({}, { 'producer.override.key.deserializer': 'x', 'producer.override.buffer.memry': '1' });
+    expect(c.warnings).toEqual([
+      'producer.override.key.deserializer: ignored (not a Kafka producer setting Tributary knows; producer.override.key.serializer, which it resembles, is ignored too)',
+      'producer.override.buffer.memry: ignored (not a Kafka producer setting Tributary knows; producer.override.buffer.memory, which it resembles, is ignored too)',
     ]);
   });
 

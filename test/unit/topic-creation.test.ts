@@ -245,11 +245,18 @@ describe('topicCreationSettings (KIP-158)', () => {
     expect(s?.groups[0]?.configs).toEqual({ preallocate: 'true', 'segment.bytes': '1024', 'min.insync.replicas': '2' });
   });
 
-  it('says that topic.creation.enable is a worker setting instead of asking for the default group', () => {
+  it('warns that topic.creation.enable in a connector config is the worker setting, ignored there as in Kafka Connect', () => {
     const message =
-      'topic.creation.enable is a worker setting, not a connector one: it belongs in the worker config, where it turns topic creation on or off for every connector (default true). A connector uses topic creation by setting topic.creation.default.replication.factor and topic.creation.default.partitions; remove topic.creation.enable from the connector config';
-    expect(problemsOf({ 'topic.creation.enable': 'true' })).toEqual([message]);
-    expect(problemsOf({ ...BASE, 'topic.creation.enable': 'false' })).toEqual([message]);
+      "topic.creation.enable is a worker setting, ignored in a connector config (as in Kafka Connect): topic creation is on or off for every connector by the worker's topic.creation.enable (default true), and a connector uses it by setting topic.creation.default.replication.factor and topic.creation.default.partitions";
+    // Published connector configs carry it beside the default group's settings: not refused.
+    expect(checkTopicCreationSettings({ ...BASE, 'topic.creation.enable': 'true' })).toMatchObject({
+      problems: [],
+      warnings: [{ key: 'topic.creation.enable', message }],
+    });
+    expect(checkTopicCreationSettings({ ...BASE, 'topic.creation.enable': 'false' }).warnings.map((w) => w.message)).toEqual([
+      message,
+    ]);
+    expect(checkTopicCreationSettings({ 'topic.creation.enable': 'true' })).toMatchObject({ settings: null, problems: [] });
   });
 
   it('rejects a topic.creation.<x> key that names no group', () => {
@@ -276,15 +283,16 @@ describe('checkTopicCreationSettings', () => {
     expect(check.warnings.map((w) => w.key)).toEqual(['topic.creation.default.include']);
   });
 
-  it('with topic creation off on the worker, warns that the keys are ignored but still rejects topic.creation.enable', () => {
+  it('with topic creation off on the worker, warns that the keys are ignored, and about topic.creation.enable', () => {
     const check = checkTopicCreationSettings(
       { 'topic.creation.default.partitions': 'x', 'topic.creation.enable': 'true' },
       { workerEnabled: false },
     );
-    expect(check.problems.map((p) => p.key)).toEqual(['topic.creation.enable']);
-    expect(check.warnings.map((w) => w.message)).toEqual([
+    expect(check.problems).toEqual([]);
+    expect(check.warnings.map((w) => w.key)).toEqual(['topic.creation.enable', 'topic.creation.default.partitions']);
+    expect(check.warnings[1]?.message).toBe(
       'topic.creation.* settings (topic.creation.default.partitions) are ignored: the worker config sets topic.creation.enable=false, so topics are not created with them; set topic.creation.enable=true in the worker config to apply them',
-    ]);
+    );
   });
 });
 
@@ -314,14 +322,9 @@ describe('topic.creation.* when a connector is created (validateConnectorConfig)
     expect(off.warnings.map((w) => w.key)).toEqual(['topic.creation.default.partitions']);
   });
 
-  it('refuses topic.creation.enable in the connector config even when the worker has topic creation off', () => {
-    const v = validateConnectorConfig(
-      new DatagenConnector(),
-      { ...base, 'topic.creation.enable': 'true' },
-      {
-        'topic.creation.enable': 'false',
-      },
-    );
-    expect(v.ok ? [] : v.problems.map((p) => p.key)).toEqual(['topic.creation.enable']);
+  it('takes a Kafka Connect config with topic.creation.enable beside the default group, with a warning', () => {
+    const v = validateConnectorConfig(new DatagenConnector(), { ...base, ...BASE, 'topic.creation.enable': 'true' }, {});
+    expect(v.ok).toBe(true);
+    expect(v.warnings.map((w) => w.key)).toEqual(['topic.creation.enable']);
   });
 });

@@ -277,7 +277,7 @@ describe('transforms config', () => {
     ).toEqual([
       {
         key: 'transforms.rf.blacklist',
-        message: `unknown key "transforms.rf.blacklist": transform 'rf' (${T}.ReplaceField$Value) has no setting "blacklist". Its settings: transforms.rf.exclude, transforms.rf.include, transforms.rf.renames, transforms.rf.replace.null.with.default, transforms.rf.type, transforms.rf.predicate, transforms.rf.negate`,
+        message: `unknown key "transforms.rf.blacklist": transform 'rf' (${T}.ReplaceField$Value) has no setting "blacklist"; Kafka Connect before 4.0 took it for "exclude": use transforms.rf.exclude. Its settings: transforms.rf.exclude, transforms.rf.include, transforms.rf.renames, transforms.rf.replace.null.with.default, transforms.rf.type, transforms.rf.predicate, transforms.rf.negate`,
       },
     ]);
     // negate belongs to the transform; on the predicate it would leave the Filter dropping everything.
@@ -301,6 +301,35 @@ describe('transforms config', () => {
     ]);
   });
 
+  it("leaves a class of one's own the keys its config does not declare (near misses still refused), and takes KIP-891's plugin.version", async () => {
+    const load = async () => UpperCaseTopic;
+    const own = async (config: Record<string, string>) => {
+      const prepared = await prepareTransforms(config, load);
+      return prepared.ok ? [] : prepared.problems;
+    };
+    // A family of keys such a class may read itself.
+    expect(
+      await own({ transforms: 'up', 'transforms.up.type': './up.ts#UpperCaseTopic', 'transforms.up.rename.orders': 'o' }),
+    ).toEqual([]);
+    expect(await own({ transforms: 'up', 'transforms.up.type': './up.ts#UpperCaseTopic', 'transforms.up.prefx': 'a-' })).toEqual([
+      { key: 'transforms.up.prefx', message: 'unknown key "transforms.up.prefx"; did you mean "transforms.up.prefix"?' },
+    ]);
+    expect(
+      await problemsOf({
+        transforms: 'r',
+        'transforms.r.type': `${T}.RegexRouter`,
+        'transforms.r.regex': '.*',
+        'transforms.r.replacement': 'x',
+        'transforms.r.plugin.version': '4.3.1',
+        'transforms.r.predicate': 'p',
+        predicates: 'p',
+        'predicates.p.type': `${T}.predicates.TopicNameMatches`,
+        'predicates.p.pattern': '.*',
+        'predicates.p.plugin.version': '4.3.1',
+      }),
+    ).toEqual([]);
+  });
+
   it('refuses an empty predicate, which would apply the transform (a Filter: drop) to every record', async () => {
     expect(
       await problemsOf({
@@ -316,6 +345,14 @@ describe('transforms config', () => {
           "transforms.drop.predicate is empty: give the alias of a predicate listed in predicates, or remove the key to apply transform 'drop' to every record",
       },
     ]);
+  });
+
+  it('takes a null predicate (unset, from a JSON body) with negate=false, as before', async () => {
+    const prepared = await prepareTransforms(
+      { transforms: 'f', 'transforms.f.type': `${T}.Filter`, 'transforms.f.predicate': null, 'transforms.f.negate': 'false' },
+      noLoader,
+    );
+    expect(prepared.ok).toBe(true);
   });
 
   it('trims text settings as Kafka Connect does: a trailing space does not make a regex match nothing', async () => {
