@@ -176,6 +176,15 @@ async function resolveClass(
       });
       return undefined;
     }
+    // Kafka Connect's transforms on keys or values are two classes: `InsertField` alone is neither.
+    const forms = ['$Value', '$Key'].filter((f) => builtinNamed(builtins, `${spec}${f}`) !== undefined);
+    if (forms.length > 0) {
+      problems.push({
+        key: typeKey,
+        message: `Invalid value ${spec} for configuration ${typeKey}: ${spec} comes in ${forms.length === 2 ? 'two forms' : 'one form'}: ${forms.map((f) => `${spec}${f} (the record's ${f === '$Value' ? 'value' : 'key'})`).join(' or ')}`,
+      });
+      return undefined;
+    }
     // A Java class name (no module path, no #Export) that is not a built-in cannot load here.
     if (spec.startsWith('org.apache.kafka.') || /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+$/.test(spec)) {
       problems.push({

@@ -330,6 +330,16 @@ describe('transforms config', () => {
     ).toEqual([]);
   });
 
+  it('names the two forms of a transform given without $Value or $Key', async () => {
+    expect(await problemsOf({ transforms: 'ins', 'transforms.ins.type': 'InsertField' })).toEqual([
+      {
+        key: 'transforms.ins.type',
+        message:
+          "Invalid value InsertField for configuration transforms.ins.type: InsertField comes in two forms: InsertField$Value (the record's value) or InsertField$Key (the record's key)",
+      },
+    ]);
+  });
+
   it('refuses an empty predicate, which would apply the transform (a Filter: drop) to every record', async () => {
     expect(
       await problemsOf({
