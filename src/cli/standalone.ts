@@ -12,6 +12,7 @@ import { MetricsServer } from '../metrics/metrics-server.js';
 import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { KAFKA_CONNECT_WORKER_KEYS } from '../runtime/config-keys.js';
 import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { maskUrlPasswords } from '../runtime/connector-config.js';
 import { workerExactlyOnce } from '../runtime/exactly-once-settings.js';
@@ -269,8 +270,11 @@ function embeddedIgnoredKeys(config: Readonly<Record<string, string>>): string[]
     (config.listeners ?? '').trim().toLowerCase().startsWith('https:') &&
     !Object.keys(config).some((k) => k.startsWith('listeners.https.'));
   return Object.keys(config).filter((key) => {
-    // bootstrap.servers is here only when empty.
-    if (key === 'offset.storage.file.filename') return false;
+    // Read without Kafka too: a connector's offsets.storage.topic is compared with it, and the
+    // connectors' topic.creation.* are checked against it. bootstrap.servers is here only when empty.
+    if (key === 'offset.storage.file.filename' || key === 'offset.storage.topic' || key === 'topic.creation.enable') return false;
+    // Kafka Connect keys Tributary does not implement (admin.listeners) have a warning of their own.
+    if (KAFKA_CONNECT_WORKER_KEYS.unsupported.includes(key)) return false;
     if (key.startsWith('ssl.')) return !httpsUsesWorkerSsl;
     return KAFKA_WORKER_KEYS.keys.includes(key) || KAFKA_WORKER_KEYS.prefixes.some((p) => key.startsWith(p));
   });

@@ -221,7 +221,8 @@ export function checkKeys(config: Readonly<Record<string, unknown>>, known: Know
   const misplacedKeys = Object.keys(misplaced);
   const exact = [...known.keys, ...known.unsupported];
   for (const key of Object.keys(config)) {
-    const belongs = misplaced[key];
+    // Own keys only: `constructor` or `__proto__` must not find Object.prototype's.
+    const belongs = Object.hasOwn(misplaced, key) ? misplaced[key] : undefined;
     if (belongs !== undefined) {
       errors.push({ key, message: `"${key}" is not a setting here; it belongs in ${belongs}` });
       continue;
@@ -237,7 +238,7 @@ export function checkKeys(config: Readonly<Record<string, unknown>>, known: Know
     }
     const meant = probableKey(key, { keys: [...exact, ...misplacedKeys], prefixes: known.prefixes });
     if (meant !== undefined) {
-      const elsewhere = misplaced[meant];
+      const elsewhere = Object.hasOwn(misplaced, meant) ? misplaced[meant] : undefined;
       errors.push({
         key,
         message: `unknown key "${key}"; did you mean "${meant}"?${elsewhere ? ` (it belongs in ${elsewhere})` : ''}`,

@@ -5,7 +5,7 @@ import { ConfigError } from '../api/errors.js';
  * `key: value` or `key value`; `#` and `!` comments; a trailing backslash continues a line;
  * `\t`, `\n`, `\uXXXX` and escaped separators in keys and values.
  *
- * A key given twice with different values (other than in surrounding white space) is an error
+ * A key given twice with different values (white space counts: a password's does) is an error
  * naming both lines: Java's `Properties` keeps the last without a word, so a setting appended at
  * the end would quietly override (or an old line quietly undo) the one the reader sees. With
  * `lastWins` (a file a config provider reads: written by other tools, and only some of its keys
@@ -47,8 +47,9 @@ export function parseProperties(
     if (name === '') throw new ConfigError(`properties file ${filename}`, [`line ${startLine}: a value without a key`]);
     const value = unescapeProperty(rest, filename, startLine);
     const earlier = seen.get(name);
-    if (earlier !== undefined && earlier.value.trim() !== value.trim() && !options.lastWins) {
-      twice.push(`"${name}" is given twice with different values, on lines ${earlier.line} and ${startLine}: keep one`);
+    if (earlier !== undefined && earlier.value !== value && !options.lastWins) {
+      const how = earlier.value.trim() === value.trim() ? ' (they differ in white space only)' : '';
+      twice.push(`"${name}" is given twice with different values${how}, on lines ${earlier.line} and ${startLine}: keep one`);
     }
     seen.set(name, { line: startLine, value });
     // An assignment to __proto__ would set the prototype and drop the key.

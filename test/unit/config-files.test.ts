@@ -38,8 +38,11 @@ describe('parseProperties', () => {
     expect(() => parseProperties('topic=demo-events\nrate=2\ntopic=orders\n', 'c.properties')).toThrow(
       'Invalid properties file c.properties: "topic" is given twice with different values, on lines 1 and 3: keep one',
     );
-    // The same value twice (white space around it aside) changes nothing: accepted, the last kept.
-    expect(parseProperties('topic=a\ntopic = a \n')).toEqual({ topic: 'a ' });
+    // The same value twice changes nothing: accepted. White space counts (a password's does).
+    expect(parseProperties('topic=a\ntopic = a\n')).toEqual({ topic: 'a' });
+    expect(() => parseProperties('ssl.key.password=secret\nssl.key.password=secret \n', 'w.properties')).toThrow(
+      '"ssl.key.password" is given twice with different values (they differ in white space only), on lines 1 and 2: keep one',
+    );
     // A file a config provider reads keeps the last value, as Kafka's FileConfigProvider.
     expect(parseProperties('other=1\nother=2\n', 'secrets.properties', { lastWins: true })).toEqual({ other: '2' });
     expect(Object.keys(parseProperties('__proto__=x\n__proto__=x\n'))).toEqual(['__proto__']);

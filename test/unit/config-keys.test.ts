@@ -347,6 +347,16 @@ describe('connector config keys', () => {
     ]);
   });
 
+  it("does not take Object.prototype's members for misplaced keys (constructor, __proto__, toString)", () => {
+    const check = checkKeys(
+      JSON.parse('{"constructor": "x", "__proto__": "y", "toString": "z"}') as Record<string, unknown>,
+      { keys: ['a.key'], prefixes: [], unsupported: [] },
+      { where: 'w', misplaced: { 'offset.flush.interval.ms': 'the worker config' } },
+    );
+    expect(check.errors).toEqual([]);
+    expect(check.warnings.map((w) => w.key)).toEqual(['constructor', '__proto__', 'toString']);
+  });
+
   it('rejects a worker setting in a connector config, saying it belongs in the worker config', () => {
     const v = validateConnectorConfig(new DatagenConnector(), { ...base, 'offset.flush.interval.ms': '5' }, {});
     expect(v.ok ? [] : v.problems.map((p) => p.message)).toEqual([

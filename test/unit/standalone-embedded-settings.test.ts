@@ -35,7 +35,6 @@ describe('standalone on the embedded default (no bootstrap.servers)', () => {
       'listeners=',
       'sender=librdkafk',
       'producer.acks=al',
-      'offset.storage.topic=connect-offsets',
       'security.protocol=SSL',
       'ssl.truststore.location=/nowhere.pem',
       'bootstrap.servers=',
@@ -45,7 +44,6 @@ describe('standalone on the embedded default (no bootstrap.servers)', () => {
     expect(ignored[0]?.fields.keys).toEqual([
       'sender',
       'producer.acks',
-      'offset.storage.topic',
       'security.protocol',
       'ssl.truststore.location',
       'bootstrap.servers',
@@ -53,6 +51,19 @@ describe('standalone on the embedded default (no bootstrap.servers)', () => {
     expect(ignored[0]?.message).toMatch(
       /^no bootstrap\.servers, so records go to the embedded JSON-lines output and offsets to .*offsets\.json: these Kafka settings of .*worker\.properties are ignored: sender, producer\.acks, .*\. Set bootstrap\.servers to write to Kafka$/,
     );
+  });
+
+  it('leaves out the settings read without Kafka too, and those with a warning of their own', async () => {
+    const warnings = await warningsOf([
+      'listeners=',
+      // Compared with a connector's offsets.storage.topic; checked against connectors' topic.creation.*.
+      'offset.storage.topic=connect-offsets',
+      'topic.creation.enable=false',
+      // A REST setting Tributary does not implement: warned about as such.
+      'admin.listeners=http://127.0.0.1:0',
+      'sender=kafkajs',
+    ]);
+    expect(warnings.filter((w) => w.fields.event === 'config.ignored').map((w) => w.fields.keys)).toEqual([['sender']]);
   });
 
   it('says nothing without Kafka settings, and leaves ssl.* alone when the https REST listener uses them', async () => {
