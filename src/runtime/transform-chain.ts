@@ -70,15 +70,14 @@ export async function prepareTransforms(
     const negateKey = `transforms.${alias}.negate`;
     const predicateAlias = raw[predicateKey];
     let predicate: StepSpec['predicate'];
-    const noPredicate = predicateAlias === undefined || predicateAlias === null;
+    const name = predicateAlias === undefined || predicateAlias === null ? undefined : String(predicateAlias).trim();
     // Empty, it would apply the transform to every record (a Filter would drop them all).
-    if (!noPredicate && String(predicateAlias).trim() === '')
+    if (name === '')
       problems.push({
         key: predicateKey,
         message: `${predicateKey} is empty: give the alias of a predicate listed in predicates, or remove the key to apply transform '${alias}' to every record`,
       });
-    if (!noPredicate && String(predicateAlias).trim() !== '') {
-      const name = String(predicateAlias).trim();
+    else if (name !== undefined) {
       const p = predicates.get(name);
       if (p) predicate = { alias: name, ...p };
       else if (!predicateAliases.includes(name))
@@ -245,7 +244,7 @@ async function resolveClass(
     }
     if (!builtin) continue;
     typo = true;
-    const renamed = RENAMED_SETTINGS[name];
+    const renamed = Object.hasOwn(RENAMED_SETTINGS, name) ? RENAMED_SETTINGS[name] : undefined;
     const hint =
       group === 'predicates' && name === 'negate'
         ? '; negate is a setting of the transform that uses the predicate (transforms.<alias>.negate)'
