@@ -16,7 +16,8 @@ const quiet = { warn() {} };
 interface Cli {
   child: ChildProcess;
   stderr: () => string;
-  exited: Promise<number | null>;
+  /** How the process ended: `code 0`, or `signal SIGSEGV` when a signal ended it. */
+  exited: Promise<string>;
 }
 
 function startCli(dir: string): Cli {
@@ -27,7 +28,9 @@ function startCli(dir: string): Cli {
   );
   let err = '';
   child.stderr?.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(signal === null ? `code ${code}` : `signal ${signal}`)),
+  );
   return { child, stderr: () => err, exited };
 }
 
@@ -139,7 +142,7 @@ describeKafka('crash and outage recovery', () => {
     const done = async () => [...(await committed(kafka, offsets)).values()].every((n) => n === total / SEQUENCES);
     await waitFor(done, 90_000, 'every sequence committed to its end after the restart');
     second.child.kill('SIGTERM');
-    expect(await second.exited).toBe(0);
+    expect(await second.exited, second.stderr().slice(-4000)).toBe('code 0');
     expect(second.stderr()).not.toContain('"event":"task.failed"');
     expectComplete(await dataBySequence(data, total, kafka), total / SEQUENCES);
     const final = await committed(kafka, offsets);
@@ -165,7 +168,7 @@ describeKafka('outage recovery', () => {
       const done = async () => [...(await committed(kafka, offsets)).values()].every((n) => n === total / SEQUENCES);
       await waitFor(done, 120_000, 'every sequence committed to its end after the outage');
       cli.child.kill('SIGTERM');
-      expect(await cli.exited).toBe(0);
+      expect(await cli.exited, cli.stderr().slice(-4000)).toBe('code 0');
       expect(cli.stderr()).not.toContain('"event":"task.failed"');
       expectComplete(await dataBySequence(data, total, kafka), total / SEQUENCES);
       expect([...(await committed(kafka, offsets)).values()]).toEqual(Array(SEQUENCES).fill(total / SEQUENCES));
