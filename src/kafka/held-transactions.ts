@@ -13,6 +13,7 @@ export abstract class HeldTransactions<T extends { readonly callback: SendCallba
   /** The failure after which this producer is never used again (the task fails; its restart fences it). */
   protected broken: TributaryError | undefined;
   protected closed = false;
+  private closing: Promise<void> | undefined;
 
   /** Fails `onDone` (asynchronously) and returns true when this sender takes no more records. */
   protected refused(record: OutgoingRecord, onDone: SendCallback): boolean {
@@ -52,8 +53,13 @@ export abstract class HeldTransactions<T extends { readonly callback: SendCallba
     return this.chain;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** Ends the transactions asked for, fails the open one's records, disconnects; a second call waits for the first. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closed = true;
     await this.chain;
     const left = this.open;

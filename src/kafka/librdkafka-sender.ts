@@ -65,6 +65,10 @@ const QUEUE_FULL = -184;
 const WATCH_INTERVAL_MS = 1000;
 /** How often, in ms, a lasting stall is reported again. */
 const STALL_REPORT_INTERVAL_MS = 5000;
+/** How long close() lets librdkafka deliver what it holds. */
+const FLUSH_AT_CLOSE_MS = 5000;
+/** How long close() waits, after librdkafka's flush, for its delivery reports to reach JavaScript. */
+const REPORTS_AFTER_FLUSH_MS = 2000;
 
 /**
  * A {@link RecordSender} on librdkafka, through `@confluentinc/kafka-javascript` (an optional
@@ -97,6 +101,7 @@ export class LibrdkafkaSender implements RecordSender {
   private stalled: { since: number; reportedAt: number } | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private closing: Promise<void> | undefined;
   /** Callbacks of records handed to librdkafka and not reported yet, by the id passed as opaque. */
   private readonly unreported = new Map<number, SendCallback>();
   private nextId = 0;
@@ -192,15 +197,29 @@ export class LibrdkafkaSender implements RecordSender {
   }
 
   /**
-   * Waits up to 5 s for librdkafka to deliver what it holds, disconnects, then fails every
-   * record still not reported ("may or may not have been written"), so each callback runs once.
+   * Waits up to 5 s for librdkafka to deliver what it holds and for its delivery reports to
+   * reach JavaScript, disconnects, then fails every record still not reported ("may or may not
+   * have been written"), so each callback runs once. A second call waits for the first.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closed = true;
     if (this.watchTimer !== undefined) clearTimeout(this.watchTimer);
     this.watchTimer = undefined;
-    await new Promise<void>((resolve) => this.producer.flush(5_000, () => resolve()));
-    await new Promise<void>((resolve) => this.producer.disconnect(() => resolve()));
+    const flushed = await untilCalledBack((cb) => this.producer.flush(FLUSH_AT_CLOSE_MS, cb));
+    // librdkafka's flush has served the delivery reports, but the binding hands them to
+    // JavaScript over later turns of the event loop; a disconnect now would drop them, and
+    // records written would be failed as unknown.
+    if (flushed === undefined && this.outstanding > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, REPORTS_AFTER_FLUSH_MS)))]);
+      clearTimeout(timer);
+    }
+    await disconnectRdkafka(this.producer);
     const left = [...this.unreported.values(), ...this.backlog.map(([, onDone]) => onDone)];
     this.unreported.clear();
     this.backlog = [];
@@ -376,6 +395,35 @@ export function loadRdkafka(baseDir: string): RdkafkaModule {
       { cause: e },
     );
   }
+}
+
+/**
+ * Disconnects a producer of `@confluentinc/kafka-javascript` safely; never rejects.
+ *
+ * The poll interval is stopped first: the binding deletes the librdkafka handle on a thread-pool
+ * thread under a lock its `poll()` does not take (`Producer::Poll` in its producer.cc), and it
+ * clears the interval only once the disconnect is over, so a poll from the event loop in between
+ * can run on a handle being destroyed: a SIGSEGV at stop. Delivery reports are no longer served
+ * by then: the caller flushed and waited for them.
+ */
+export function disconnectRdkafka(producer: Pick<RdkafkaProducerLike, 'disconnect' | 'setPollInterval'>): Promise<void> {
+  producer.setPollInterval(0);
+  return untilCalledBack((cb) => producer.disconnect(cb)).then(() => undefined);
+}
+
+/**
+ * Calls `start` with a callback and resolves, with the error it was called with if any, once it
+ * is called; also when `start` throws (the binding throws "Producer not connected" from a client
+ * that already disconnected itself).
+ */
+function untilCalledBack(start: (cb: (error?: Error | null) => void) => unknown): Promise<Error | undefined> {
+  return new Promise<Error | undefined>((resolve) => {
+    try {
+      start((error) => resolve(error ?? undefined));
+    } catch (e) {
+      resolve(e instanceof Error ? e : new Error(String(e)));
+    }
+  });
 }
 
 function brokerError(error: Error, servers: string): TributaryError {

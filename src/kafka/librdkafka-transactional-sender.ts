@@ -2,7 +2,7 @@ import { TributaryError } from '../api/errors.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
 import { HeldTransactions } from './held-transactions.js';
 import type { OffsetMessage } from './kafkajs-transactional-sender.js';
-import { librdkafkaConfig, loadRdkafka, type RdkafkaDeliveryReport } from './librdkafka-sender.js';
+import { disconnectRdkafka, librdkafkaConfig, loadRdkafka, type RdkafkaDeliveryReport } from './librdkafka-sender.js';
 import type { ResolvedProducerConfig } from './producer-config.js';
 
 /** The transactional part of `@confluentinc/kafka-javascript`'s librdkafka `Producer`. */
@@ -128,7 +128,7 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
   }
 
   protected disconnect(): Promise<void> {
-    return new Promise<void>((resolve) => this.producer.disconnect(() => resolve()));
+    return disconnectRdkafka(this.producer);
   }
 
   private call(fn: (cb: (e: Error | null) => void) => void): Promise<void> {

@@ -15,16 +15,27 @@ class FakeProducer implements RdkafkaProducerLike {
   private report: ((error: Error | null, report: RdkafkaDeliveryReport) => void) | undefined;
   /** The sender's `event.error` listener: librdkafka's errors outside any record. */
   clientError: ((error: RdkafkaError) => void) | undefined;
+  /** What close() asked of the client, in order. */
+  calls: string[] = [];
+  /** What flush() answers: librdkafka's "Local: Timed out" when records are still undelivered. */
+  flushError: Error | null = null;
+  /** Runs once flush() has called back: the binding's delivery reports come on later turns. */
+  afterFlush: (() => void) | undefined;
   constructor(private readonly capacity: number) {}
   connect(_o: object, cb: (e: Error | null) => void) {
     cb(null);
   }
   disconnect(cb: () => void) {
+    this.calls.push('disconnect');
     cb();
   }
-  setPollInterval() {}
+  setPollInterval(ms: number) {
+    this.calls.push(`setPollInterval(${ms})`);
+  }
   flush(_t: number, cb: (e: Error | null) => void) {
-    cb(null);
+    this.calls.push('flush');
+    cb(this.flushError);
+    this.afterFlush?.();
   }
   on(event: 'delivery-report', listener: (error: Error | null, report: RdkafkaDeliveryReport) => void): void;
   on(event: 'event.error', listener: (error: RdkafkaError) => void): void;
@@ -73,6 +84,7 @@ describe('LibrdkafkaSender', () => {
 
   it('close() fails the records librdkafka did not report, once each, and ignores reports that come later', async () => {
     const fake = new FakeProducer(1);
+    fake.flushError = Object.assign(new Error('Local: Timed out'), { code: -185 });
     const sender = new LibrdkafkaSender(fake);
     const outcomes: Array<Error | undefined> = [];
     const calls = [0, 0];
@@ -92,6 +104,46 @@ describe('LibrdkafkaSender', () => {
     await flushed;
     fake.deliver();
     expect(calls).toEqual([1, 1]);
+  });
+
+  it('close() acknowledges records whose delivery reports reach JavaScript after librdkafka flushed them', async () => {
+    const fake = new FakeProducer(10);
+    const sender = new LibrdkafkaSender(fake);
+    const outcomes: Array<[Error | undefined, RecordMetadata | undefined]> = [];
+    for (let i = 0; i < 3; i++) sender.send({ topic: 't', key: null, value: null }, (e, m) => outcomes.push([e, m]));
+    // Written by the broker; the binding hands the reports over a few turns later.
+    fake.afterFlush = () => {
+      const n = fake.queue.length;
+      setTimeout(() => {
+        for (let i = 0; i < n; i++) fake.deliver();
+      }, 20);
+    };
+    await sender.close();
+    expect(outcomes).toEqual(Array(3).fill([undefined, { topic: 't', partition: 0, offset: 7, timestamp: undefined }]));
+  });
+
+  it('close() stops the poll interval before it disconnects, and a second close() waits for the first without disconnecting again', async () => {
+    const fake = new FakeProducer(10);
+    const sender = new LibrdkafkaSender(fake);
+    sender.send({ topic: 't', key: null, value: null }, () => {});
+    fake.deliver();
+    await Promise.all([sender.close(), sender.close()]);
+    await sender.close();
+    // The binding's poll() does not take the lock its disconnect deletes the handle under.
+    expect(fake.calls).toEqual(['flush', 'setPollInterval(0)', 'disconnect']);
+  });
+
+  it('close() disconnects even when the client throws from flush() (it disconnected itself)', async () => {
+    const fake = new FakeProducer(10);
+    fake.flush = () => {
+      throw new Error('Producer not connected');
+    };
+    const sender = new LibrdkafkaSender(fake);
+    const outcomes: unknown[] = [];
+    sender.send({ topic: 't', key: null, value: null }, (e) => outcomes.push(e));
+    await sender.close();
+    expect(fake.calls).toEqual(['setPollInterval(0)', 'disconnect']);
+    expect(outcomes).toEqual([expect.objectContaining({ code: 'SEND_FAILED' })]);
   });
 
   it("maps the producer settings to librdkafka's names", () => {

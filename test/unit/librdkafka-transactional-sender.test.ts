@@ -20,6 +20,8 @@ class FakeProducer {
   /** What the next producer's initTransactions answers. */
   static initError: Error | null = null;
   disconnected = false;
+  /** What disconnect and setPollInterval were asked, in order. */
+  calls: string[] = [];
   /** Records of the open transaction, and of every transaction not delivered yet. */
   produced: Array<{ topic: string; opaque: unknown }> = [];
   commitError: Error | null = null;
@@ -33,9 +35,12 @@ class FakeProducer {
   }
   disconnect(cb: () => void) {
     this.disconnected = true;
+    this.calls.push('disconnect');
     cb();
   }
-  setPollInterval() {}
+  setPollInterval(ms: number) {
+    this.calls.push(`setPollInterval(${ms})`);
+  }
   on(event: string, listener: Report) {
     if (event === 'delivery-report') this.report = listener;
   }
@@ -210,8 +215,16 @@ describe('LibrdkafkaTransactionalSender', () => {
         message: expect.stringContaining("transactional id 'tx-unit' could not be initialised"),
       });
       expect(FakeProducer.last?.disconnected).toBe(true);
+      expect(FakeProducer.last?.calls).toEqual(['setPollInterval(5)', 'setPollInterval(0)', 'disconnect']);
     } finally {
       FakeProducer.initError = null;
     }
+  });
+  it('stops the poll interval before it disconnects, once however often close() is called', async () => {
+    const { sender, fake } = await connect();
+    await Promise.all([sender.close(), sender.close()]);
+    await sender.close();
+    // The binding's poll() does not take the lock its disconnect deletes the handle under.
+    expect(fake.calls).toEqual(['setPollInterval(5)', 'setPollInterval(0)', 'disconnect']);
   });
 });
