@@ -115,11 +115,94 @@ async function readText(path: string, what: string): Promise<string> {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function parseJson(text: string, path: string): unknown {
+  let doc: unknown;
   try {
-    return JSON.parse(text);
+    doc = JSON.parse(text);
   } catch (e) {
     throw new ConfigError(`JSON file ${path}`, [whereInJson(text, (e as Error).message)]);
   }
+  // JSON.parse keeps the last of a key given twice without a word, as Kafka Connect's Jackson
+  // does; in a config file that is a mistake (two edits of one setting), as in .properties.
+  const twice = repeatedJsonKeys(text);
+  if (twice.length > 0) throw new ConfigError(`JSON file ${path}`, twice);
+  return doc;
+}
+
+/**
+ * Keys given twice in one object of a valid JSON text with different values (compared as
+ * written), each as a message naming the key's path and both lines.
+ */
+export function repeatedJsonKeys(text: string): string[] {
+  const problems: string[] = [];
+  let i = 0;
+  const lineAt = (at: number) => text.slice(0, at).split('\n').length;
+  const space = () => {
+    while (i < text.length && /\s/.test(text[i] as string)) i++;
+  };
+  const string = (): string => {
+    const start = i++;
+    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i)) as string;
+  };
+  const value = (path: string): void => {
+    space();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const seen = new Map<string, { at: number; text: string }>();
+      space();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        space();
+        const keyAt = i;
+        const key = string();
+        space();
+        i++; // ':'
+        space();
+        const from = i;
+        const inner = path === '' ? JSON.stringify(key) : `${path}.${JSON.stringify(key)}`;
+        value(inner);
+        const written = text.slice(from, i).trim();
+        const earlier = seen.get(key);
+        if (earlier !== undefined && earlier.text !== written)
+          problems.push(
+            `${inner} is given twice with different values, on lines ${lineAt(earlier.at)} and ${lineAt(keyAt)}: keep one (JSON would take the last without a word)`,
+          );
+        seen.set(key, { at: keyAt, text: written });
+        space();
+        if (text[i++] === '}') return;
+      }
+    }
+    if (c === '[') {
+      i++;
+      space();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (let n = 0; ; n++) {
+        value(`${path}[${n}]`);
+        space();
+        if (text[i++] === ']') return;
+      }
+    }
+    if (c === '"') {
+      string();
+      return;
+    }
+    while (i < text.length && !/[\s,\]}]/.test(text[i] as string)) i++;
+  };
+  try {
+    value('');
+  } catch {
+    // Nested deeper than this recursion goes (JSON.parse, which took it, does not recurse): no check.
+    return [];
+  }
+  return problems;
 }
 
 /** A JSON.parse message with the line and column of its position, and that line. */

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readConnectorFile, readWorkerConfig } from '../../src/cli/config-files.js';
+import { readConnectorFile, readWorkerConfig, repeatedJsonKeys } from '../../src/cli/config-files.js';
 import { parseProperties } from '../../src/cli/properties.js';
 
 describe('parseProperties', () => {
@@ -153,6 +153,33 @@ describe('connector and worker file errors', () => {
     expect((error as Error).message).toContain('\n    "config": {"connector.class": "x",}\n');
     await writeFile(path, '{"name": "c"');
     expect(((await readConnectorFile(path).catch((e: Error) => e)) as Error).message).toMatch(/line 1, column 13/);
+  });
+
+  it('refuses a key given twice with different values in one JSON object, which JSON.parse would settle by taking the last', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const connector = join(dir, 'c.json');
+    await writeFile(
+      connector,
+      '{\n  "name": "c",\n  "config": {\n    "topic": "a",\n    "batch.size": "10",\n    "topic": "b"\n  }\n}\n',
+    );
+    await expect(readConnectorFile(connector)).rejects.toThrow(
+      `Invalid JSON file ${connector}: "config"."topic" is given twice with different values, on lines 4 and 6: keep one (JSON would take the last without a word)`,
+    );
+    const worker = join(dir, 'w.json');
+    await writeFile(worker, '{"bootstrap.servers": "k:9092", "sender": "kafkajs", "sender": "librdkafka"}');
+    await expect(readWorkerConfig(worker)).rejects.toThrow('"sender" is given twice with different values, on lines 1 and 1');
+    // The same value twice changes nothing, and equal keys in different objects are different keys.
+    await writeFile(worker, '{"a": "1", "b": {"a": "2"}, "a": "1"}');
+    await expect(readWorkerConfig(worker)).rejects.toThrow('"b" must be a string'); // past the key check
+  });
+
+  it('finds repeated keys at any depth, through escapes, arrays and nested values', () => {
+    expect(repeatedJsonKeys('{"o": [{"p": {"x": 1}, "p": {"x": 2}}], "k\\u0041": "s\\"}", "kA": "t"}')).toEqual([
+      '"o"[0]."p" is given twice with different values, on lines 1 and 1: keep one (JSON would take the last without a word)',
+      '"kA" is given twice with different values, on lines 1 and 1: keep one (JSON would take the last without a word)',
+    ]);
+    expect(repeatedJsonKeys('{"a": [], "b": {}, "c": [1, "]", {"d": null}], "e": true}')).toEqual([]);
+    expect(repeatedJsonKeys(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)).toEqual([]);
   });
 
   it('names the worker file of a bad worker setting', async () => {
