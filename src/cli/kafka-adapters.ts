@@ -111,6 +111,11 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
   const file = config['offset.storage.file.filename'];
   // Before any client connects: a bad boolean (topic.creation.enable=flase) stops the start here.
   checkWorkerBooleans(config);
+  // The worker's own producer settings, which every task's producer takes: a mistake there
+  // (producer.lingr.ms, producer.acks=two, producer.ssl.keystore.type=JKSS) would otherwise let
+  // the worker start and fail each task as it starts. Their warnings come at task start.
+  resolveProducerConfig(config, {});
+  resolveKafkaSecurity(securityLayers(config, { kind: 'producer' }));
   const exactlyOnce = workerExactlyOnce(config);
   if (exactlyOnce && file) {
     throw new ConfigError('worker config', [

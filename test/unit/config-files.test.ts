@@ -182,6 +182,22 @@ describe('connector and worker file errors', () => {
     expect(repeatedJsonKeys(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)).toEqual([]);
   });
 
+  it("refuses a mistake in the worker's producer settings at start, before any client connects, instead of failing each task", async () => {
+    const { runStandalone } = await import('../../src/cli/standalone.js');
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
+    const path = join(dir, 'w.properties');
+    // Nothing listens on port 1: a start that got as far as connecting would fail differently.
+    const start = () => runStandalone({ workerConfigPath: path, connectorConfigPaths: [] }).catch((e: Error) => e.message);
+    await writeFile(path, ['bootstrap.servers=127.0.0.1:1', 'listeners=', 'producer.lingr.ms=5'].join('\n'));
+    expect(await start()).toBe(
+      `Invalid worker config ${path} (producer configuration): producer.lingr.ms: unknown producer setting; did you mean producer.linger.ms?`,
+    );
+    await writeFile(path, ['bootstrap.servers=127.0.0.1:1', 'listeners=', 'producer.security.protocol=SSLL'].join('\n'));
+    expect(await start()).toBe(
+      `Invalid worker config ${path} (Kafka security settings): producer.security.protocol: 'SSLL' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL`,
+    );
+  }, 20_000);
+
   it('names the worker file of a bad worker setting', async () => {
     const { runStandalone } = await import('../../src/cli/standalone.js');
     const dir = await mkdtemp(join(tmpdir(), 'tributary-cf-'));
