@@ -47,7 +47,10 @@ export const KAFKA_WORKER_KEYS: KnownKeys = {
 };
 
 /** The Kafka adapters of a worker, and how to release them. */
-export type KafkaAdapters = Pick<WorkerOptions, 'offsetStore' | 'connectorOffsetStore' | 'createSender' | 'prepareTopics'> & {
+export type KafkaAdapters = Pick<
+  WorkerOptions,
+  'offsetStore' | 'connectorOffsetStore' | 'createSender' | 'prepareTopics' | 'checkClientConfig'
+> & {
   /**
    * Connects once, with no retries, with the worker's and the admin client's security
    * settings, and fails with one line saying what is wrong (BROKER_SECURITY: wrong password,
@@ -181,6 +184,17 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       if (JSON.stringify(adminSecurity) !== JSON.stringify(workerSecurity)) {
         await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)', { onlySecurity: true });
       }
+    },
+    checkClientConfig(connectorConfig) {
+      // What createSender resolves, without a task: the connector's producer.override.* over the
+      // worker's producer.* (whose own mistakes stopped the worker's start).
+      return [
+        ...configProblems(() => resolveProducerConfig(config, connectorConfig)),
+        ...configProblems(() => resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }))),
+      ].map((message) => {
+        const key = /^([^\s:=]+)[:=]/.exec(message)?.[1];
+        return { key: key !== undefined && Object.hasOwn(connectorConfig, key) ? key : '', message };
+      });
     },
     async createSender({ connector, taskId, connectorConfig, exactlyOnce: transactional, offsetStore: taskStore }) {
       // The offsets of a connector with its own offsets.storage.topic go there, in its transactions.
@@ -330,4 +344,15 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       await admin.close();
     },
   };
+}
+
+/** The problems of the ConfigError `check` throws, or none; any other error is thrown on. */
+function configProblems(check: () => unknown): readonly string[] {
+  try {
+    check();
+    return [];
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
 }

@@ -81,6 +81,12 @@ export interface WorkerOptions {
   readonly connectorOffsetStore?: (context: { connector: string; topic: string }) => OffsetStore;
   /** A sender per task (Kafka Connect gives each source task its own producer). */
   readonly createSender: (context: SenderContext) => Promise<RecordSender>;
+  /**
+   * Problems of a connector's client settings (`producer.override.*`), each naming its key:
+   * checked when a connector is created, updated or validated, so that a mistake there is refused
+   * then, not only when each task makes its producer. Default: none.
+   */
+  readonly checkClientConfig?: (connectorConfig: Readonly<Record<string, string>>) => ConfigProblem[];
   /** Makes sure the topics a connector's tasks write to exist (heartbeat topic, ...). */
   readonly prepareTopics?: (context: {
     connector: string;
@@ -1321,6 +1327,7 @@ export class Worker implements Herder {
     const problems = [
       ...unresolved,
       ...(transforms.ok ? [] : transforms.problems.map((p) => ({ ...p, message: hide(p.message) }))),
+      ...(this.options.checkClientConfig?.(full) ?? []).map((p) => ({ ...p, message: hide(p.message) })),
     ];
     // An alias (`FileSource`) is answered with the plugin it resolved to, as Kafka Connect names the class.
     const listed = pluginAccess === 'listed' ? findPlugin(await this.plugins(), connectorClass) : undefined;
@@ -1490,12 +1497,14 @@ export class Worker implements Herder {
     const validated = validateConnectorConfig(probe, full, this.options.config, `connector '${name}'`);
     for (const w of validated.warnings) this.log.warn({ event: 'config.unknown.key', connector: name, key: w.key }, w.message);
     const transforms = await prepareTransforms(full, this.transformLoader(transformAccess));
+    const clients = this.options.checkClientConfig?.(full) ?? [];
     // Error messages quote values: a resolved one must not reach the REST answer or the log.
     const hide = hideResolved(given, full, referenced);
-    if (!validated.ok || !transforms.ok)
+    if (!validated.ok || !transforms.ok || clients.length > 0)
       throw new ConfigError(`config of connector '${name}'`, [
         ...(validated.ok ? [] : validated.problems.map((p) => hide(p.message))),
         ...(transforms.ok ? [] : transforms.problems.map((p) => hide(p.message))),
+        ...clients.map((p) => hide(p.message)),
       ]);
     return {
       config: given,
