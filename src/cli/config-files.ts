@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { canonicalJson } from '../api/canonical-json.js';
 import { ConfigError } from '../api/errors.js';
 import { parseConfigMap } from '../rest/request-bodies.js';
 import { RestError } from '../rest/rest-error.js';
@@ -129,13 +130,30 @@ function parseJson(text: string, path: string): unknown {
 }
 
 /**
- * Keys given twice in one object of a valid JSON text with different values (compared as
- * written), each as a message naming the key's path and both lines.
+ * Keys given twice in one object of a valid JSON text with different values (compared as JSON
+ * values: `1e5` and `100000` are equal, `"1"` and `1` are not), each as a message naming the
+ * key's path and both lines.
  */
 export function repeatedJsonKeys(text: string): string[] {
   const problems: string[] = [];
   let i = 0;
-  const lineAt = (at: number) => text.slice(0, at).split('\n').length;
+  let breaks: number[] | undefined;
+  /** Line of a position, counting CRLF, CR and LF as whereInJson does; the breaks are found once. */
+  const lineAt = (at: number): number => {
+    if (breaks === undefined) {
+      breaks = [];
+      for (const m of text.matchAll(/\r\n|\r|\n/g)) breaks.push(m.index);
+    }
+    let lo = 0;
+    let hi = breaks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((breaks[mid] as number) < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  };
+  const same = (a: string, b: string) => a === b || canonicalJson(JSON.parse(a)) === canonicalJson(JSON.parse(b));
   const space = () => {
     while (i < text.length && /\s/.test(text[i] as string)) i++;
   };
@@ -168,7 +186,7 @@ export function repeatedJsonKeys(text: string): string[] {
         value(inner);
         const written = text.slice(from, i).trim();
         const earlier = seen.get(key);
-        if (earlier !== undefined && earlier.text !== written)
+        if (earlier !== undefined && !same(earlier.text, written))
           problems.push(
             `${inner} is given twice with different values, on lines ${lineAt(earlier.at)} and ${lineAt(keyAt)}: keep one (JSON would take the last without a word)`,
           );

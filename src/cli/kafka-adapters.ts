@@ -114,11 +114,12 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
   const file = config['offset.storage.file.filename'];
   // Before any client connects: a bad boolean (topic.creation.enable=flase) stops the start here.
   checkWorkerBooleans(config);
-  // The worker's own producer settings, which every task's producer takes: a mistake there
-  // (producer.lingr.ms, producer.acks=two, producer.ssl.keystore.type=JKSS) would otherwise let
-  // the worker start and fail each task as it starts. Their warnings come at task start.
-  resolveProducerConfig(config, {});
-  resolveKafkaSecurity(securityLayers(config, { kind: 'producer' }));
+  // The worker's own producer settings, which every task's producer takes: a mistake in one key
+  // (producer.lingr.ms, producer.acks=two) would otherwise let the worker start and fail each
+  // task as it starts. Combinations wait for the task, since a connector's producer.override.*
+  // can change them; so do the producer's security settings (with the Principal policy each
+  // connector may bring its own SASL login). Warnings come at task start too.
+  resolveProducerConfig(config, {}, {}, { keysOnly: true });
   const exactlyOnce = workerExactlyOnce(config);
   if (exactlyOnce && file) {
     throw new ConfigError('worker config', [
@@ -191,10 +192,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       return [
         ...configProblems(() => resolveProducerConfig(config, connectorConfig)),
         ...configProblems(() => resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }))),
-      ].map((message) => {
-        const key = /^([^\s:=]+)[:=]/.exec(message)?.[1];
-        return { key: key !== undefined && Object.hasOwn(connectorConfig, key) ? key : '', message };
-      });
+      ].map((message) => ({ key: problemKey(message, connectorConfig), message }));
     },
     async createSender({ connector, taskId, connectorConfig, exactlyOnce: transactional, offsetStore: taskStore }) {
       // The offsets of a connector with its own offsets.storage.topic go there, in its transactions.
@@ -355,4 +353,18 @@ function configProblems(check: () => unknown): readonly string[] {
     if (e instanceof ConfigError) return e.problems;
     throw e;
   }
+}
+
+/**
+ * The connector key a producer problem is about: the key it starts with when the connector
+ * gives it, else the first `producer.override.*` key it names (a rule between two settings,
+ * `retry.backoff.max.ms: ... must be ≥ retry.backoff.ms`, names both), else `''`.
+ */
+function problemKey(message: string, connectorConfig: Readonly<Record<string, string>>): string {
+  const first = /^([^\s:=]+)[:=]/.exec(message)?.[1];
+  if (first !== undefined && Object.hasOwn(connectorConfig, first)) return first;
+  const overrides = Object.keys(connectorConfig).filter((k) => k.startsWith('producer.override.'));
+  const named = (name: string) =>
+    new RegExp(`(^|[^\\w.])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w.])`).test(message);
+  return overrides.find((k) => named(k)) ?? overrides.find((k) => named(k.slice('producer.override.'.length))) ?? '';
 }

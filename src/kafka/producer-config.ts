@@ -222,14 +222,22 @@ export function resolveProducerConfig(
   workerConfig: Readonly<Record<string, string>>,
   connectorConfig: Readonly<Record<string, string>>,
   context: ProducerContext = {},
+  internal: { readonly keysOnly?: boolean } = {},
 ): ResolvedProducerConfig {
   const problems: string[] = [];
   const warnings: string[] = [];
   /** key -> [value, key as the user wrote it] */
   const given = new Map<KnownKey, [string, string]>();
-  const policy = (workerConfig[OVERRIDE_POLICY_KEY] ?? 'All').trim();
-  if (policy !== 'All' && policy !== 'None' && policy !== 'Principal') {
-    problems.push(`${OVERRIDE_POLICY_KEY}: '${policy}' is not one of All, None, Principal`);
+  const givenPolicy = (workerConfig[OVERRIDE_POLICY_KEY] ?? 'All').trim();
+  // Kafka Connect takes the policy's alias, its class's simple name or its full name.
+  const policy =
+    /^(?:org\.apache\.kafka\.connect\.connector\.policy\.)?(All|None|Principal)(?:ConnectorClientConfigOverridePolicy)?$/.exec(
+      givenPolicy,
+    )?.[1];
+  if (policy === undefined) {
+    problems.push(
+      `${OVERRIDE_POLICY_KEY}: '${givenPolicy}' is not one of All, None, Principal (or their classes, such as org.apache.kafka.connect.connector.policy.AllConnectorClientConfigOverridePolicy)`,
+    );
   }
 
   collect(workerConfig, WORKER_PREFIX);
@@ -251,7 +259,7 @@ export function resolveProducerConfig(
         continue;
       }
       if (!inWorker && policy !== 'All' && !(policy === 'Principal' && PRINCIPAL_KEYS.has(key))) {
-        problems.push(`${fullKey}: connectors may not override producer settings under ${OVERRIDE_POLICY_KEY}=${policy}`);
+        problems.push(`${fullKey}: connectors may not override producer settings under ${OVERRIDE_POLICY_KEY}=${givenPolicy}`);
         continue;
       }
       if ((KNOWN_KEYS as readonly string[]).includes(key)) {
@@ -357,6 +365,10 @@ export function resolveProducerConfig(
         ? 'tributary-producer'
         : `connector-producer-${connector}${context.task === undefined ? '' : `-${context.task}`}`;
 
+  // Problems of one key each end here; the rest are of combinations, which a connector's
+  // overrides can change: the worker's own check at start (keysOnly) reports only these.
+  if (internal.keysOnly && problems.length > 0) throw new ConfigError('producer configuration', problems);
+
   // Idempotence conflicts, as the Java producer handles them: implicit idempotence yields to
   // conflicting explicit acks/retries (with a warning); explicit idempotence makes them an error.
   const idempotenceExplicit = given.has('enable.idempotence');
@@ -413,7 +425,7 @@ export function resolveProducerConfig(
     problems.push(`${keyOf('retry.backoff.max.ms')}: ${retryBackoffMaxMs} must be ≥ retry.backoff.ms (${retryBackoffMs})`);
   }
 
-  if (problems.length > 0) throw new ConfigError('producer configuration', problems);
+  if (problems.length > 0 && !internal.keysOnly) throw new ConfigError('producer configuration', problems);
 
   return {
     acks,

@@ -962,6 +962,7 @@ export class Worker implements Herder {
   /**
    * Distributed mode: checks a connector config as a create or update would (providers
    * resolved, class loaded as `pluginAccess` allows, config validated) without running anything.
+   * `clients`: also {@link WorkerOptions.checkClientConfig}, for a config being written.
    *
    * @throws ConfigError, TributaryError PLUGIN_NOT_FOUND
    */
@@ -970,9 +971,10 @@ export class Worker implements Herder {
     config: Readonly<Record<string, string>>,
     pluginAccess: PluginAccess = 'any',
     transformAccess: PluginAccess = pluginAccess,
+    options: { readonly clients?: boolean } = {},
   ): Promise<{ connectorClass: SourceConnectorClass; parsed: unknown; passwords: ReadonlySet<string>; tasksMax: number }> {
     checkName(name, config);
-    const spec = await this.prepareSpec(name, config, pluginAccess, transformAccess);
+    const spec = await this.prepareSpec(name, config, pluginAccess, transformAccess, options.clients === true);
     return { connectorClass: spec.connectorClass, parsed: spec.parsed, passwords: spec.passwords, tasksMax: spec.tasksMax };
   }
 
@@ -1026,7 +1028,7 @@ export class Worker implements Herder {
     this.creating.add(name);
     const step = async (s: CreateStep) => this.options.onCreateStep?.(s, name);
     try {
-      const spec = await this.prepareSpec(name, config, options.pluginAccess ?? 'any');
+      const spec = await this.prepareSpec(name, config, options.pluginAccess ?? 'any', undefined, true);
       await step('validate-config');
       let entries: OffsetEntry[] | undefined;
       if (options.offsets) {
@@ -1462,7 +1464,7 @@ export class Worker implements Herder {
     // The class the connector already runs was allowed when it was created.
     const access = merged['connector.class'] === runner.config['connector.class'] ? 'any' : pluginAccess;
     // Transforms and predicates are checked one by one (a module the operator gave stays allowed).
-    const spec = await this.prepareSpec(runner.name, merged, access, pluginAccess);
+    const spec = await this.prepareSpec(runner.name, merged, access, pluginAccess, true);
     this.assertRunning();
     const releaseStore = await this.useOffsetsTopic(runner.name, spec.resolved);
     try {
@@ -1478,11 +1480,17 @@ export class Worker implements Herder {
     );
   }
 
+  /**
+   * Resolves, loads and validates a connector config. `checkClients` (a create or an update)
+   * adds {@link WorkerOptions.checkClientConfig}: a stored config placed or inspected is not
+   * refused for what only its producer would refuse (its tasks fail at start, as before).
+   */
   private async prepareSpec(
     name: string,
     config: Readonly<Record<string, string>>,
     pluginAccess: PluginAccess,
     transformAccess: PluginAccess = pluginAccess,
+    checkClients = false,
   ): Promise<ConnectorSpec> {
     const given: Record<string, string> = { ...config, name };
     const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
@@ -1497,7 +1505,7 @@ export class Worker implements Herder {
     const validated = validateConnectorConfig(probe, full, this.options.config, `connector '${name}'`);
     for (const w of validated.warnings) this.log.warn({ event: 'config.unknown.key', connector: name, key: w.key }, w.message);
     const transforms = await prepareTransforms(full, this.transformLoader(transformAccess));
-    const clients = this.options.checkClientConfig?.(full) ?? [];
+    const clients = (checkClients && this.options.checkClientConfig?.(full)) || [];
     // Error messages quote values: a resolved one must not reach the REST answer or the log.
     const hide = hideResolved(given, full, referenced);
     if (!validated.ok || !transforms.ok || clients.length > 0)
@@ -1655,14 +1663,28 @@ function resolveAgain(taskConfig: unknown, spec: ConnectorSpec): unknown {
   return out;
 }
 
+/**
+ * What to replace by `[hidden]` for each secret value: the value and its trimmed form (a
+ * secret file's trailing newline), 4 characters or more and not in `shown`, matched in any case
+ * (some checks quote a value lower-cased); longest first, so no part of a longer one is left.
+ */
+function secretPatterns(values: readonly string[], shown: ReadonlySet<string>): RegExp[] {
+  return [...new Set(values.flatMap((v) => [v, v.trim()]).filter((v) => v.length >= 4 && !shown.has(v)))]
+    .sort((a, b) => b.length - a.length)
+    .map((v) => new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'));
+}
+
 /** Replaces, inside every string, each value a config provider gave (4 characters or more) by `[hidden]`. */
 function scrubResolved(value: unknown, spec: ConnectorSpec): unknown {
-  const secrets = Object.entries(spec.resolved)
-    .filter(([k, v]) => spec.secrets.has(k) && v !== spec.config[k] && v.length >= 4)
-    .map(([, v]) => v);
+  const secrets = secretPatterns(
+    Object.entries(spec.resolved)
+      .filter(([k, v]) => spec.secrets.has(k) && v !== spec.config[k])
+      .map(([, v]) => v),
+    new Set(),
+  );
   if (secrets.length === 0) return value;
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), v);
+    if (typeof v === 'string') return secrets.reduce((s, secret) => s.replace(secret, HIDDEN), v);
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
     return v;
@@ -1679,11 +1701,12 @@ function hideResolved(
   full: Readonly<Record<string, string>>,
   referenced: ReadonlySet<string>,
 ): (message: string) => string {
-  const secrets = [...referenced]
-    .map((k) => full[k])
-    .filter((v): v is string => v !== undefined && v.length >= 4 && !Object.values(given).includes(v))
-    .sort((a, b) => b.length - a.length);
-  return (message) => secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), message);
+  const shown = new Set(Object.values(given).flatMap((v) => [v, v.trim()]));
+  const secrets = secretPatterns(
+    [...referenced].flatMap((k) => (full[k] === undefined ? [] : [full[k]])),
+    shown,
+  );
+  return (message) => secrets.reduce((s, secret) => s.replace(secret, HIDDEN), message);
 }
 
 /** A config report with more problems attached to their keys (keys not in it are added). */

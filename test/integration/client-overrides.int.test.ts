@@ -79,6 +79,17 @@ describeKafka("a connector's producer.override.* settings over the REST API", ()
       'producer.override.lingr.ms: unknown producer setting; did you mean producer.override.linger.ms?',
     ]);
 
+    // A rule between two settings lands at the connector's key it names, not at an empty one.
+    const rule = await request('PUT', '/connector-plugins/FixtureConnector/config/validate', {
+      name: 'v',
+      ...config({ 'producer.override.retry.backoff.ms': '5000' }),
+    });
+    expect(rule.body.error_count).toBe(1);
+    const ruleKeys = (rule.body.configs as Array<{ value: { name: string; errors: string[] } }>).filter(
+      (c) => c.value.errors.length > 0,
+    );
+    expect(ruleKeys.map((c) => c.value.name)).toEqual(['producer.override.retry.backoff.ms']);
+
     const good = await request('POST', '/connectors', {
       name: 'good',
       config: config({ 'producer.override.linger.ms': '20', 'producer.override.compression.type': 'gzip' }),

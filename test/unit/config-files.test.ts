@@ -180,6 +180,20 @@ describe('connector and worker file errors', () => {
     ]);
     expect(repeatedJsonKeys('{"a": [], "b": {}, "c": [1, "]", {"d": null}], "e": true}')).toEqual([]);
     expect(repeatedJsonKeys(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)).toEqual([]);
+    // The same JSON value written two ways is no conflict; "1" and 1 are different values.
+    expect(
+      repeatedJsonKeys('{"a": 1e5, "a": 100000, "b": -0, "b": 0, "c": "x", "c": "\\u0078", "d": {"e": 1}, "d": { "e" : 1 }}'),
+    ).toEqual([]);
+    expect(repeatedJsonKeys('{"a": "1", "a": 1}')).toHaveLength(1);
+    // Lines as whereInJson counts them: CRLF, CR and LF.
+    for (const eol of ['\n', '\r\n', '\r']) {
+      expect(repeatedJsonKeys(['{', '"a": 1,', '"b": 2,', '"a": 3', '}'].join(eol))).toEqual([
+        '"a" is given twice with different values, on lines 2 and 4: keep one (JSON would take the last without a word)',
+      ]);
+    }
+    // Many repeats in a large file (the line breaks are found once, not per key).
+    const many = `{${Array.from({ length: 20_000 }, (_, i) => `"k": ${i}`).join(',\n')}}`;
+    expect(repeatedJsonKeys(many)).toHaveLength(19_999);
   });
 
   it("refuses a mistake in the worker's producer settings at start, before any client connects, instead of failing each task", async () => {
@@ -192,9 +206,9 @@ describe('connector and worker file errors', () => {
     expect(await start()).toBe(
       `Invalid worker config ${path} (producer configuration): producer.lingr.ms: unknown producer setting; did you mean producer.linger.ms?`,
     );
-    await writeFile(path, ['bootstrap.servers=127.0.0.1:1', 'listeners=', 'producer.security.protocol=SSLL'].join('\n'));
+    await writeFile(path, ['bootstrap.servers=127.0.0.1:1', 'listeners=', 'producer.acks=two'].join('\n'));
     expect(await start()).toBe(
-      `Invalid worker config ${path} (Kafka security settings): producer.security.protocol: 'SSLL' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL`,
+      `Invalid worker config ${path} (producer configuration): producer.acks: 'two' is not one of all, -1, 1, 0`,
     );
   }, 20_000);
 

@@ -28,6 +28,42 @@ describe('resolveProducerConfig', () => {
     });
   });
 
+  it("checks only each key's own problems for the worker's check at start (keysOnly): combinations wait for the overrides", () => {
+    const keysOnly = (worker: Record<string, string>) => () => resolveProducerConfig(worker, {}, {}, { keysOnly: true });
+    expect(keysOnly({ 'producer.lingr.ms': '5' })).toThrow(
+      'producer.lingr.ms: unknown producer setting; did you mean producer.linger.ms?',
+    );
+    expect(keysOnly({ 'producer.acks': 'two' })).toThrow("producer.acks: 'two' is not one of all, -1, 1, 0");
+    // Wrong together, but a connector's producer.override.acks=all would make it right.
+    const combination = { 'producer.enable.idempotence': 'true', 'producer.acks': '1' };
+    expect(keysOnly(combination)).not.toThrow();
+    expect(() => resolveProducerConfig(combination, {})).toThrow(
+      'producer.enable.idempotence=true conflicts with producer.acks=1',
+    );
+    expect(resolveProducerConfig(combination, { 'producer.override.acks': 'all' }).acks).toBe(-1);
+  });
+
+  it("takes connector.client.config.override.policy as Kafka Connect does: an alias, its class's simple or full name", () => {
+    for (const given of [
+      'None',
+      'NoneConnectorClientConfigOverridePolicy',
+      'org.apache.kafka.connect.connector.policy.NoneConnectorClientConfigOverridePolicy',
+    ]) {
+      expect(() =>
+        resolveProducerConfig({ 'connector.client.config.override.policy': given }, { 'producer.override.linger.ms': '5' }),
+      ).toThrow(
+        `producer.override.linger.ms: connectors may not override producer settings under connector.client.config.override.policy=${given}`,
+      );
+    }
+    const all = 'org.apache.kafka.connect.connector.policy.AllConnectorClientConfigOverridePolicy';
+    expect(
+      resolveProducerConfig({ 'connector.client.config.override.policy': all }, { 'producer.override.linger.ms': '5' }).lingerMs,
+    ).toBe(5);
+    expect(() => resolveProducerConfig({ 'connector.client.config.override.policy': 'Everything' }, {})).toThrow(
+      "connector.client.config.override.policy: 'Everything' is not one of All, None, Principal",
+    );
+  });
+
   it('reads worker producer.* keys and lets connector producer.override.* keys win', () => {
     const c = resolveProducerConfig(
       { 'producer.linger.ms': '20', 'producer.batch.size': '1000', 'producer.compression.type': 'gzip' },
@@ -303,7 +339,7 @@ describe('resolveProducerConfig', () => {
       ),
     ).toHaveLength(1);
     expect(problemsOf(() => resolveProducerConfig({ 'connector.client.config.override.policy': 'Some' }, {}))).toEqual([
-      "connector.client.config.override.policy: 'Some' is not one of All, None, Principal",
+      "connector.client.config.override.policy: 'Some' is not one of All, None, Principal (or their classes, such as org.apache.kafka.connect.connector.policy.AllConnectorClientConfigOverridePolicy)",
     ]);
   });
 });

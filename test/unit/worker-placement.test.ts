@@ -172,3 +172,51 @@ describe('Worker.place (distributed mode)', () => {
     expect(await run(false)).toBeUndefined();
   }, 20_000);
 });
+
+describe('WorkerOptions.checkClientConfig', () => {
+  const check = (c: Readonly<Record<string, string>>) =>
+    c['producer.override.lingr.ms'] === undefined
+      ? []
+      : [
+          {
+            key: 'producer.override.lingr.ms',
+            message: 'producer.override.lingr.ms: unknown producer setting; did you mean producer.override.linger.ms?',
+          },
+        ];
+  const typo = { 'connector.class': 'datagen', topic: 'events', rate: '1', 'producer.override.lingr.ms': '5' };
+
+  it('refuses a create or an update, and reports at the key in validate, but does not refuse a stored config placed or checked', async () => {
+    const w = new Worker({
+      config: {},
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => new MockSender(systemClock),
+      loadConnector: async () => DatagenConnector,
+      checkClientConfig: check,
+    });
+    await w.start();
+    try {
+      await expect(w.createConnector('c', typo)).rejects.toThrow(
+        "Invalid config of connector 'c': producer.override.lingr.ms: unknown producer setting; did you mean producer.override.linger.ms?",
+      );
+      const report = await w.validateConfig('datagen', { name: 'c', ...typo });
+      expect(report.keys.find((k) => k.name === 'producer.override.lingr.ms')?.errors).toEqual([
+        'producer.override.lingr.ms: unknown producer setting; did you mean producer.override.linger.ms?',
+      ]);
+      // Distributed mode: a create or update checks with clients; a stored config (placement,
+      // inspection, offsets) does not, so it is not shown as FAILED or hidden for it.
+      await expect(w.checkConnector('c', typo, 'any', 'any', { clients: true })).rejects.toThrow('lingr.ms');
+      await expect(w.checkConnector('c', typo)).resolves.toMatchObject({ tasksMax: 1 });
+      const runner = await w.place('c', typo, 'STOPPED', {
+        runsConnector: true,
+        tasks: new Map(),
+        publishTaskConfigs: async () => {},
+      });
+      expect(runner.state).toBe('STOPPED');
+      const good = { 'connector.class': 'datagen', topic: 'events', rate: '1' };
+      await w.createConnector('d', good, { initialState: 'STOPPED' });
+      await expect(w.putConnectorConfig('d', typo)).rejects.toThrow('lingr.ms');
+    } finally {
+      await w.stop();
+    }
+  });
+});

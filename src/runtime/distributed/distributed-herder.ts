@@ -838,7 +838,9 @@ export class DistributedHerder implements Herder {
   createConnector(name: string, config: Readonly<Record<string, string>>, options: CreateOptions = {}): Promise<ConnectorHandle> {
     return this.leaderWrite(async (snapshot) => {
       if (snapshot.connectors.has(name)) throw new TributaryError('CONNECTOR_EXISTS', `Connector ${name} already exists`);
-      const checked = await this.worker.checkConnector(name, config, options.pluginAccess ?? 'any');
+      const checked = await this.worker.checkConnector(name, config, options.pluginAccess ?? 'any', undefined, {
+        clients: true,
+      });
       const stored = { ...config, name };
       const initial = options.initialState ?? 'RUNNING';
       if (options.offsets === undefined) {
@@ -947,7 +949,7 @@ export class DistributedHerder implements Herder {
       }
       const access = merged['connector.class'] === current['connector.class'] ? 'any' : pluginAccess;
       // Transforms and predicates are checked one by one (a module the operator gave stays allowed).
-      const checked = await this.worker.checkConnector(name, merged, access, pluginAccess);
+      const checked = await this.worker.checkConnector(name, merged, access, pluginAccess, { clients: true });
       const stored = { ...merged, name };
       await this.config.putConnectorConfig(name, stored);
       await this.config.readToEnd();
