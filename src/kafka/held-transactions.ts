@@ -31,6 +31,16 @@ export abstract class HeldTransactions<T extends { readonly callback: SendCallba
   commitTransaction(connector: string, offsets: readonly OffsetEntry[] | PromiseLike<readonly OffsetEntry[]>): Promise<void> {
     const records = this.open;
     this.open = [];
+    if (this.closed) {
+      // close() waits only for the transactions asked for before it: one asked for later would
+      // run alongside the disconnect (on a librdkafka handle being destroyed).
+      const error = new TributaryError(
+        'TRANSACTION_FAILED',
+        `A transaction of ${records.length} record(s) was asked for after the transactional producer was closed; nothing of it was written`,
+      );
+      for (const r of records) r.callback(error, undefined);
+      return Promise.reject(error);
+    }
     const run = this.chain.then(() => this.runTransaction(connector, records, offsets));
     this.chain = run.catch(() => {});
     return run;

@@ -49,6 +49,7 @@ class FakeProducer {
     setImmediate(() => cb(error));
   }
   beginTransaction(cb: (e: Error | null) => void) {
+    this.calls.push('beginTransaction');
     setImmediate(() => cb(null));
   }
   /** librdkafka's state after a newer producer fenced this one: what produce() and abortTransaction() answer. */
@@ -225,6 +226,16 @@ describe('LibrdkafkaTransactionalSender', () => {
     await Promise.all([sender.close(), sender.close()]);
     await sender.close();
     // The binding's poll() does not take the lock its disconnect deletes the handle under.
+    expect(fake.calls).toEqual(['setPollInterval(5)', 'setPollInterval(0)', 'disconnect']);
+  });
+  it('refuses a transaction asked for after close(), which would run alongside the disconnect', async () => {
+    const { sender, fake } = await connect();
+    const closing = sender.close();
+    await expect(sender.commitTransaction('c', [{ partition: { p: 1 }, offset: { o: 1 } }])).rejects.toMatchObject({
+      code: 'TRANSACTION_FAILED',
+      message: expect.stringContaining('after the transactional producer was closed; nothing of it was written'),
+    });
+    await closing;
     expect(fake.calls).toEqual(['setPollInterval(5)', 'setPollInterval(0)', 'disconnect']);
   });
 });
