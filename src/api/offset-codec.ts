@@ -1,5 +1,4 @@
 import * as t from 'io-ts';
-import { sortKeys } from './canonical-json.js';
 import type { JsonObject } from './json.js';
 
 /** The outcome of decoding: the typed value, or one problem per line, each with its path. */
@@ -228,5 +227,94 @@ function asJsonObject(encoded: unknown, what: string): JsonObject {
   if (encoded === null || typeof encoded !== 'object' || Array.isArray(encoded)) {
     throw new TypeError(`A source ${what} must encode to a JSON object, got ${showValue(encoded)}`);
   }
-  return sortKeys(encoded) as JsonObject;
+  const copy = sortedJsonCopy(encoded, 0);
+  if (copy === NOT_JSON) throw new TypeError(notJsonMessage(encoded, what));
+  return copy as JsonObject;
+}
+
+/** How deep a stored partition or offset may nest; deeper is taken for a cycle. */
+const MAX_JSON_DEPTH = 64;
+
+/** What {@link sortedJsonCopy} returns for a value that is not stored as it is. */
+const NOT_JSON: unique symbol = Symbol('not JSON');
+
+/**
+ * A deep copy of an object or array with object keys sorted at every depth (as canonical-json's `sortKeys`), or
+ * {@link NOT_JSON} when something in it would not be stored as it is: only strings, finite
+ * numbers, booleans, null, arrays and plain objects of them are (`undefined` object properties
+ * are left out, as JSON does). Anything else would come back as another value (NaN and Infinity
+ * as null, a Date as a string, a Map as {}) or not be stored at all (a bigint), so a committed
+ * offset would not be the one given. Runs for every record's offset: one pass, and no path kept.
+ */
+function sortedJsonCopy(value: object, depth: number): unknown {
+  if (depth >= MAX_JSON_DEPTH) return NOT_JSON;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const c = typeof v === 'object' && v !== null ? sortedJsonCopy(v, depth + 1) : isJsonPrimitive(v) ? v : NOT_JSON;
+      if (c === NOT_JSON) return NOT_JSON;
+      out[i] = c;
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return NOT_JSON;
+  const keys = Object.keys(value);
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      keys.sort();
+      break;
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    if (typeof v === 'object' && v !== null) {
+      const c = sortedJsonCopy(v, depth + 1);
+      if (c === NOT_JSON) return NOT_JSON;
+      out[key] = c;
+    } else if (isJsonPrimitive(v)) out[key] = v;
+    else return NOT_JSON;
+  }
+  return out;
+}
+
+/** A string, a boolean, null or a finite number (`v - v` is NaN for NaN and ±Infinity). */
+function isJsonPrimitive(v: unknown): boolean {
+  return typeof v === 'string' || typeof v === 'boolean' || v === null || (typeof v === 'number' && v - v === 0);
+}
+
+/** True when {@link sortedJsonCopy} takes `value` (for the error message's search). */
+function isJsonValue(value: unknown, depth: number): boolean {
+  return typeof value === 'object' && value !== null ? sortedJsonCopy(value, depth) !== NOT_JSON : isJsonPrimitive(value);
+}
+
+/** Where and what the first value {@link sortedJsonCopy} refuses is, and what is accepted. */
+function notJsonMessage(encoded: object, what: string): string {
+  const find = (value: unknown, path: string, depth: number): string => {
+    if (typeof value === 'number') return `${path} is ${value}, which JSON has no form for (it would be stored as null)`;
+    if (typeof value === 'bigint') return `${path} is the bigint ${value}n, which JSON has no form for: encode it as a string`;
+    if (value === undefined) return `${path} is undefined in an array (it would be stored as null)`;
+    if (typeof value !== 'object' || value === null) return `${path} is a ${typeof value}`;
+    if (depth >= MAX_JSON_DEPTH) return `${path} nests deeper than ${MAX_JSON_DEPTH} levels (a cycle?)`;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        if (!isJsonValue(value[i], depth + 1)) return find(value[i], `${path}[${i}]`, depth + 1);
+      }
+    } else {
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) {
+        return `${path} is an object of class ${(value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown'}, which would be stored as ${showValue(value)}`;
+      }
+      for (const key in value) {
+        const v = (value as Record<string, unknown>)[key];
+        if (v !== undefined && !isJsonValue(v, depth + 1)) return find(v, `${path}.${key}`, depth + 1);
+      }
+    }
+    return `${path} is not a JSON value`;
+  };
+  return `A source ${what} must be a JSON value to be stored as it is: ${find(encoded, what, 0)}. Accepted: strings, finite numbers, booleans, null, arrays and plain objects of them`;
 }

@@ -209,6 +209,8 @@ export class TaskRunner<P, O, C> {
   private storeWrite: Promise<unknown> | undefined;
   /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
   private readonly committed = new Map<string, string>();
+  /** Keys of source partitions the task's codec read back at an earlier flush (see unreadableOffset). */
+  private readonly readablePartitions = new Set<string>();
   /** Set while the final flush of a stop runs: it logs its own line, and a failure then is not retried. */
   private finalFlush = false;
   /** Partitions whose offset the last successful flush changed. */
@@ -1050,6 +1052,35 @@ export class TaskRunner<P, O, C> {
     return this.task.offsets.encodeOffset(offset);
   }
 
+  /**
+   * The first source partition or offset about to be stored that the task's own codec does not
+   * read back (`offset.id: expected number, got "42"`, from a record whose offset was built with
+   * the wrong type), as the error that fails the task; else undefined. Once per partition per
+   * flush, not per record.
+   */
+  private unreadableOffset(entries: Map<string, Committable<JsonObject, JsonObject | null>>): TributaryError | undefined {
+    const codec = this.task.offsets;
+    for (const [key, e] of entries) {
+      const known = this.readablePartitions.has(key);
+      const p = known ? ({ ok: true } as const) : codec.decodePartition(e.partition);
+      const o = e.offset === null ? undefined : codec.decodeOffset(e.offset);
+      const problems = [...(p.ok ? [] : p.problems), ...(o === undefined || o.ok ? [] : o.problems)];
+      if (problems.length === 0) {
+        // Bounded as `committed` is: a source with a partition per entity decodes some again.
+        if (!known) {
+          if (this.readablePartitions.size >= 10_000) this.readablePartitions.clear();
+          this.readablePartitions.add(key);
+        }
+        continue;
+      }
+      return new TributaryError(
+        'RECORD_INVALID',
+        `Task ${this.id} produced a source ${p.ok ? 'offset' : 'partition'} its own offset codec cannot read back, so it is not stored (the next start could not read it): ${problems.join('; ')} (source partition ${safeJson(e.partition)}, offset ${safeJson(e.offset)}). Give records the types the task's offsets codec declares, or declare the types the records carry`,
+      );
+    }
+    return undefined;
+  }
+
   /** Offsets as the task's types, for its hooks; an offset its own codec cannot read back is a codec bug. */
   private decodeAll(entries: Iterable<Committable<JsonObject, JsonObject>>): Array<OffsetUpdate<P, O>> {
     const codec = this.task.offsets;
@@ -1109,6 +1140,14 @@ export class TaskRunner<P, O, C> {
       await this.commitHook([]);
       await this.reportLag();
       return true;
+    }
+    const unreadable = this.unreadableOffset(this.pending);
+    if (unreadable !== undefined) {
+      // Stored, it would fail the task's next start (and every commit() until then): fail now.
+      this.listener.flushCompleted?.({ ok: false, durationMs: this.clock.now() - started, partitions: 0, records: 0, bytes: 0 });
+      this.flushFailed(unreadable);
+      this.fail(unreadable);
+      return false;
     }
     const toFlush = this.pending;
     const records = this.pendingRecords;
@@ -1261,6 +1300,11 @@ export class TaskRunner<P, O, C> {
         throw outcome.error;
       }
       fresher = outcome.value ?? undefined;
+      if (fresher !== undefined && !Array.isArray(fresher)) {
+        throw new TypeError(
+          `it returned ${typeof fresher === 'object' ? 'an object' : typeof fresher}, not an array of { partition, offset } (return [] or nothing for no updates)`,
+        );
+      }
     } catch (e) {
       this.log.warn(
         { event: 'task.updateOffsets.failed', err: e },
@@ -1514,6 +1558,9 @@ export class TaskRunner<P, O, C> {
       written = this.pending;
       this.pending = new Map();
       for (const [key, entry] of offsets) written.set(key, entry);
+      // Fails the transaction (nothing of it is visible), and so the task.
+      const unreadable = this.unreadableOffset(written);
+      if (unreadable !== undefined) throw unreadable;
       return [...written.values()].map((e): OffsetEntry => ({ partition: e.partition, offset: e.offset }));
     });
     let commit: Promise<void>;

@@ -299,6 +299,14 @@ function prefixKeys(message: string, prefix: string, key: string): string {
     .join(`configuration ${prefix}${key}:`);
 }
 
+/** A value as an error message shows it: strings quoted, the rest as JSON or its type. */
+function showResult(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'object' && value !== null) return `an object (${value.constructor?.name ?? 'null prototype'})`;
+  return String(value);
+}
+
 function buildChain(specs: readonly StepSpec[]): TransformChain {
   const steps = specs.map((s) => {
     const transform = new s.cls();
@@ -308,14 +316,24 @@ function buildChain(specs: readonly StepSpec[]): TransformChain {
       predicate = new s.predicate.cls();
       predicate.configure(s.predicate.config);
     }
-    return { alias: s.alias, transform, predicate, negate: s.negate };
+    return { alias: s.alias, transform, predicate, predicateAlias: s.predicate?.alias, negate: s.negate };
   });
   return {
     size: steps.length,
     apply(record) {
       let current: TransformRecord | null = record;
       for (const step of steps) {
-        if (step.predicate && step.predicate.test(current) === step.negate) continue;
+        if (step.predicate) {
+          const matched: unknown = step.predicate.test(current);
+          // Anything but a boolean would count as false: a predicate that returns undefined on
+          // some path would apply (or skip) its transform for every record without a word.
+          if (typeof matched !== 'boolean') {
+            throw new TypeError(
+              `Predicate '${step.predicateAlias}' (${step.predicate.constructor.name}) of transform '${step.alias}' returned ${showResult(matched)} from test(); it must return true or false`,
+            );
+          }
+          if (matched === step.negate) continue;
+        }
         current = step.transform.apply(current);
         if (current === null) return null;
       }

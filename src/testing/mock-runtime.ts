@@ -459,10 +459,16 @@ export class MockRuntime<P, O, C> {
 
   private decodeEntries(entries: readonly OffsetEntry[]): Array<OffsetUpdate<P, O>> {
     const codec = this.current.offsets;
-    return entries.flatMap((e) => {
+    return entries.map((e) => {
       const p = codec.decodePartition(e.partition);
       const o = codec.decodeOffset(e.offset);
-      return p.ok && o.ok ? [{ partition: p.value, offset: o.value }] : [];
+      // Dropped, an offset the task's next start could not read would look like none committed.
+      if (!p.ok || !o.ok) {
+        throw new Error(
+          `Committed offset does not decode with the task's codec: ${[...(p.ok ? [] : p.problems), ...(o.ok ? [] : o.problems)].join('; ')}`,
+        );
+      }
+      return { partition: p.value, offset: o.value };
     });
   }
 }

@@ -1,0 +1,145 @@
+/**
+ * Mistakes a connector author can make that used to be taken without a word: offsets that do
+ * not survive storage, a predicate that does not answer true or false, an updateOffsets() that
+ * does not return an array. Each now fails loudly, saying where and what is accepted.
+ */
+import * as t from 'io-ts';
+import { EMPTY, from, type Observable } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { defineConfig } from '../../src/api/config-def.js';
+import type { JsonObject } from '../../src/api/json.js';
+import { offsetCodec } from '../../src/api/offset-codec.js';
+import type { OffsetUpdate, SourceRecord } from '../../src/api/source-record.js';
+import { SourceTask } from '../../src/api/source-task.js';
+import { Predicate, type TransformRecord } from '../../src/api/transformation.js';
+import { MockRuntime } from '../../src/testing/mock-runtime.js';
+
+type P = { id: string };
+type O = { n: number };
+const codec = offsetCodec({ partition: t.type({ id: t.string }), offset: t.type({ n: t.number }) });
+
+/** A task that polls `records` once, its offsets typed by `offsets`. */
+function taskOf<PP, OO>(records: ReadonlyArray<SourceRecord<PP, OO>>, offsets = codec as unknown) {
+  return class extends SourceTask<PP, OO, unknown> {
+    readonly offsets = offsets as SourceTask<PP, OO, unknown>['offsets'];
+    private done = false;
+    start(): void {}
+    poll(): Observable<SourceRecord<PP, OO>> {
+      if (this.done) return EMPTY;
+      this.done = true;
+      return from(records);
+    }
+  };
+}
+
+const record = (offset: unknown, partition: unknown = { id: 'a' }) =>
+  ({ sourcePartition: partition, sourceOffset: offset, topic: 't', value: 'v' }) as SourceRecord<P, O>;
+
+describe('offsets that would not be stored as given', () => {
+  it("fails the task, storing nothing, when a record's offset does not decode with the task's own codec", async () => {
+    // pg returns int8 as a string: { n: '42' } where the codec says number.
+    const run = await MockRuntime.start(taskOf([record({ n: '42' })]), { config: {} });
+    await run.advanceBy('5s');
+    expect(await run.flush()).toBe(false);
+    expect(run.status.state).toBe('FAILED');
+    const error = run.status.state === 'FAILED' ? run.status.error.message : '';
+    expect(error).toContain('produced a source offset its own offset codec cannot read back, so it is not stored');
+    expect(error).toContain('offset.n: expected number, got "42"');
+    expect(await run.store.read(run.connector)).toEqual([]);
+    await run.stop();
+  });
+
+  it('refuses NaN, Infinity, a bigint, a Date, a Map and a cycle, naming the path, instead of storing another value', async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const loose = offsetCodec({ partition: t.UnknownRecord, offset: t.UnknownRecord });
+    const cases: Array<[unknown, unknown, string]> = [
+      [{ id: 'a' }, { n: Number.NaN }, 'offset.n is NaN, which JSON has no form for (it would be stored as null)'],
+      [{ id: 'a' }, { n: [1, Number.POSITIVE_INFINITY] }, 'offset.n[1] is Infinity'],
+      [{ id: 'a' }, { lsn: 5n }, 'offset.lsn is the bigint 5n, which JSON has no form for: encode it as a string'],
+      [
+        { day: new Date(0) },
+        { n: 1 },
+        'partition.day is an object of class Date, which would be stored as "1970-01-01T00:00:00.000Z"',
+      ],
+      [{ id: 'a' }, { seen: new Map([['x', 1]]) }, 'offset.seen is an object of class Map, which would be stored as {}'],
+      [{ id: 'a' }, cyclic, 'nests deeper than 64 levels (a cycle?)'],
+    ];
+    for (const [partition, offset, message] of cases) {
+      const run = await MockRuntime.start(taskOf([record(offset, partition)], loose), { config: {} });
+      await run.advanceBy('1s');
+      expect(run.status.state, message).toBe('FAILED');
+      expect(run.status.state === 'FAILED' && run.status.error.message).toContain(message);
+      expect(await run.store.read(run.connector)).toEqual([]);
+      await run.stop();
+    }
+  });
+
+  it('still stores every JSON value as given: nested objects and arrays, null, undefined properties left out', async () => {
+    const loose = offsetCodec({ partition: t.UnknownRecord, offset: t.UnknownRecord });
+    const offset = { b: [1, 'x', null, { c: true }], a: { z: 0, y: undefined }, n: 1.5 };
+    const run = await MockRuntime.start(taskOf([record(offset)], loose), { config: {} });
+    await run.advanceBy('1s');
+    expect(await run.flush()).toBe(true);
+    expect((await run.store.read(run.connector)).map((e) => e.offset)).toEqual([
+      { a: { z: 0 }, b: [1, 'x', null, { c: true }], n: 1.5 } as JsonObject,
+    ]);
+    await run.stop();
+  });
+});
+
+describe('a predicate that does not answer true or false', () => {
+  it('fails the record saying which predicate returned what, instead of applying its transform to every record', async () => {
+    class Sometimes extends Predicate {
+      readonly config = defineConfig({});
+      test(r: TransformRecord): boolean {
+        return (r.value === 'keep' ? true : undefined) as boolean;
+      }
+    }
+    const run = await MockRuntime.start(taskOf([{ ...record({ n: 1 }), value: 'drop' }]), {
+      config: {},
+      plugins: { Sometimes },
+      connectorConfig: {
+        transforms: 'f',
+        'transforms.f.type': 'Filter',
+        'transforms.f.predicate': 'p',
+        predicates: 'p',
+        'predicates.p.type': 'Sometimes',
+      },
+    });
+    await run.advanceBy('1s');
+    expect(run.status.state).toBe('FAILED');
+    expect(run.status.state === 'FAILED' && run.status.error.message).toContain(
+      "Predicate 'p' (Sometimes) of transform 'f' returned undefined from test(); it must return true or false",
+    );
+    expect(await run.store.read(run.connector)).toEqual([]);
+    await run.stop();
+  });
+});
+
+describe('updateOffsets() that returns something other than an array', () => {
+  it('says so, naming the hook, and still commits the acknowledged offsets', async () => {
+    const Base = taskOf([record({ n: 1 })]);
+    class Updating extends Base {
+      override updateOffsets(): ReadonlyArray<OffsetUpdate<P, O>> {
+        return { partition: { id: 'b' }, offset: { n: 9 } } as unknown as ReadonlyArray<OffsetUpdate<P, O>>;
+      }
+    }
+    const warnings: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn: (_f: unknown, m?: string) => warnings.push(String(m)),
+      error() {},
+      child: () => logger,
+    };
+    const run = await MockRuntime.start(Updating, { config: {}, logger });
+    await run.advanceBy('1s');
+    expect(await run.flush()).toBe(true);
+    expect(warnings).toContain(
+      'updateOffsets() failed; flushing without its offsets: it returned an object, not an array of { partition, offset } (return [] or nothing for no updates)',
+    );
+    expect(await run.committedOffsets()).toEqual([{ partition: { id: 'a' }, offset: { n: 1 } }]);
+    await run.stop();
+  });
+});
