@@ -55,7 +55,7 @@ export class BoundedBuffer<T> {
     }
     this.capacity = options.capacity;
     this.resumeAt = options.resumeAt ?? Math.floor(options.capacity / 2);
-    if (this.resumeAt < 0 || this.resumeAt >= this.capacity) {
+    if (!Number.isInteger(this.resumeAt) || this.resumeAt < 0 || this.resumeAt >= this.capacity) {
       throw new RangeError(`BoundedBuffer resumeAt must be >= 0 and < capacity (${this.capacity}), got ${this.resumeAt}`);
     }
   }
@@ -92,6 +92,10 @@ export class BoundedBuffer<T> {
 
   /** Takes up to `max` items in push order. Throws the source's error once everything before it is drained. */
   drain(max = Number.POSITIVE_INFINITY): T[] {
+    // NaN would stall the buffer for good, a negative count take items twice.
+    if (!(max === Number.POSITIVE_INFINITY || (Number.isInteger(max) && max >= 0))) {
+      throw new RangeError(`BoundedBuffer.drain(max): max must be an integer >= 0 or left out, got ${max}`);
+    }
     const end = Math.min(this.items.length, this.head + max);
     const out = this.items.slice(this.head, end);
     this.head = end;

@@ -61,6 +61,19 @@ export interface ConfigDef<C> {
  * ```
  */
 export function defineConfig<K extends ConfigKeys>(keys: K): ConfigDef<ConfigOf<K>> {
+  // A default reaches the task as written, undecoded: one its own type refuses (0 for a
+  // positive integer, '500' for an integer, 'a,b' for a list) would be taken without a word.
+  for (const [name, key] of Object.entries(keys)) {
+    if (!('default' in key) || key.default === undefined || key.default === null || key.type.is(key.default)) continue;
+    const decoded = key.type.decode(key.default);
+    const hint =
+      decoded._tag === 'Right'
+        ? `write it as the value it decodes to (${JSON.stringify(decoded.right)})`
+        : `it is not a valid ${key.type.name}`;
+    throw new TypeError(
+      `defineConfig: the default of "${name}" (${JSON.stringify(key.default)}) is not of its type ${key.type.name}: ${hint}`,
+    );
+  }
   const passwords = new Set(
     Object.entries(keys)
       .filter(([, k]) => k.password)

@@ -644,6 +644,7 @@ export class TaskRunner<P, O, C> {
       return;
     }
     try {
+      this.checkTimestampAndHeaders(record, record.timestamp, record.headers, '');
       // Heartbeat records never go through transforms: nothing may route one into a data topic.
       if (!heartbeat && this.transforms.size > 0) {
         this.dispatchTransformed(record as SourceRecord<P, O>);
@@ -676,8 +677,8 @@ export class TaskRunner<P, O, C> {
         partition,
         key,
         value,
-        headers: record.headers,
-        timestamp: record.timestamp,
+        headers: record.headers ?? undefined,
+        timestamp: record.timestamp ?? undefined,
         heartbeat,
         source: record,
       };
@@ -687,6 +688,45 @@ export class TaskRunner<P, O, C> {
       const error = toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`);
       this.listener.recordFailed?.(error);
       this.fail(error);
+    }
+  }
+
+  /**
+   * Fails the record unless Kafka takes its timestamp (a whole number of milliseconds, ≥ 0) and
+   * headers (names to a string or a Buffer): a NaN timestamp was written as 1970 or now, a
+   * fractional one failed in the client's encoder, a number header as text only after a transform.
+   */
+  private checkTimestampAndHeaders(
+    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
+    timestamp: unknown,
+    headers: unknown,
+    after: string,
+  ): void {
+    if (timestamp !== undefined && timestamp !== null && !(Number.isSafeInteger(timestamp) && (timestamp as number) >= 0)) {
+      throw this.invalid(
+        record,
+        `has timestamp ${timestamp instanceof Date ? `a Date (${safeJson(timestamp)})` : typeof timestamp === 'string' ? JSON.stringify(timestamp) : String(timestamp)}${after}`,
+        'it must be a whole number of milliseconds since the epoch, >= 0 (date.getTime()), or absent',
+      );
+    }
+    if (headers === undefined || headers === null) return;
+    const proto = typeof headers === 'object' ? Object.getPrototypeOf(headers) : undefined;
+    if (proto !== Object.prototype && proto !== null) {
+      throw this.invalid(
+        record,
+        `has headers that are ${Array.isArray(headers) ? 'an array' : headers instanceof Map ? 'a Map' : typeof headers === 'object' ? 'an object of a class' : `a ${typeof headers}`}`,
+        'headers must be a plain object of header names to string or Buffer values, or absent',
+      );
+    }
+    for (const name in headers as Record<string, unknown>) {
+      const v = (headers as Record<string, unknown>)[name];
+      if (typeof v !== 'string' && !Buffer.isBuffer(v)) {
+        throw this.invalid(
+          record,
+          `has header '${name}' = ${v === undefined ? 'undefined' : typeof v === 'object' && v !== null ? `an object (${safeJson(v)})` : String(v)}`,
+          'a header value must be a string or a Buffer (convert numbers with String(n); leave out a header that has no value)',
+        );
+      }
     }
   }
 
@@ -821,6 +861,7 @@ export class TaskRunner<P, O, C> {
         'it must be an integer >= 0 or absent',
       );
     }
+    this.checkTimestampAndHeaders(record, transformed.timestamp ?? undefined, undefined, ' after its transforms');
     let key: Buffer | null;
     let value: Buffer | null;
     try {

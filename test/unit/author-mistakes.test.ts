@@ -143,3 +143,41 @@ describe('updateOffsets() that returns something other than an array', () => {
     await run.stop();
   });
 });
+
+describe('record timestamps and headers Kafka would not take as given', () => {
+  it('fails the record naming the field and what is accepted', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ timestamp: Number.NaN }, 'has timestamp NaN'],
+      [{ timestamp: 1.5 }, 'has timestamp 1.5'],
+      [{ timestamp: -1 }, 'has timestamp -1'],
+      [{ timestamp: '2024-01-01' }, 'has timestamp "2024-01-01"'],
+      [{ timestamp: new Date(0) }, 'has timestamp a Date ("1970-01-01T00:00:00.000Z")'],
+      [{ headers: { v: 2 } }, "has header 'v' = 2"],
+      [{ headers: { v: null } }, "has header 'v' = null"],
+      [{ headers: 'ab' }, 'has headers that are a string'],
+      [{ headers: [['k', 'v']] }, 'has headers that are an array'],
+      [{ headers: new Map([['k', 'v']]) }, 'has headers that are a Map'],
+    ];
+    for (const [fields, message] of cases) {
+      const run = await MockRuntime.start(taskOf([{ ...record({ n: 1 }), ...fields } as SourceRecord<P, O>]), { config: {} });
+      await run.advanceBy('1s');
+      expect(run.status.state, message).toBe('FAILED');
+      expect(run.status.state === 'FAILED' && run.status.error.message).toContain(message);
+      expect(run.captured).toEqual([]);
+      await run.stop();
+    }
+  });
+
+  it('takes a timestamp of 0 or now, string and Buffer header values, and no headers at all', async () => {
+    const ok = [
+      { ...record({ n: 1 }), timestamp: 0, headers: { a: 'x', b: Buffer.from([1]) } },
+      { ...record({ n: 2 }), timestamp: 1_700_000_000_000 },
+      { ...record({ n: 3 }), headers: {} },
+    ];
+    const run = await MockRuntime.start(taskOf(ok), { config: {} });
+    await run.advanceBy('1s');
+    expect(run.status.state).toBe('RUNNING');
+    expect(run.captured.map((r) => r.timestamp)).toEqual([0, 1_700_000_000_000, undefined]);
+    await run.stop();
+  });
+});

@@ -50,4 +50,19 @@ describe('BoundedBuffer', () => {
     expect(() => new BoundedBuffer({ capacity: 0 })).toThrow('capacity must be an integer >= 1, got 0');
     expect(() => new BoundedBuffer({ capacity: 2, resumeAt: 2 })).toThrow('resumeAt must be >= 0 and < capacity (2), got 2');
   });
+
+  it('refuses a drain count or resumeAt that would stall it or hand items out twice', () => {
+    const b = new BoundedBuffer<number>({ capacity: 10 });
+    for (const i of [0, 1, 2]) b.push(i);
+    for (const max of [Number.NaN, -1, 1.5]) {
+      expect(() => b.drain(max)).toThrow(`BoundedBuffer.drain(max): max must be an integer >= 0 or left out, got ${max}`);
+    }
+    expect(b.drain(0)).toEqual([]);
+    expect(b.drain(2)).toEqual([0, 1]);
+    expect(b.drain()).toEqual([2]);
+    expect(() => new BoundedBuffer({ capacity: 10, resumeAt: Number.NaN })).toThrow(
+      'resumeAt must be >= 0 and < capacity (10), got NaN',
+    );
+    expect(() => new BoundedBuffer({ capacity: 10, resumeAt: 2.5 })).toThrow('got 2.5');
+  });
 });

@@ -51,6 +51,30 @@ describe('defineConfig', () => {
   });
 });
 
+describe('defineConfig defaults', () => {
+  it('refuses a default its own type refuses, which would reach the task as written', () => {
+    const key = (type: t.Mixed, d: unknown) => ({ type, default: d, description: 'x' });
+    expect(() => defineConfig({ 'batch.size': key(configTypes.positiveInt, 0) })).toThrow(
+      'defineConfig: the default of "batch.size" (0) is not of its type integer >= 1: it is not a valid integer >= 1',
+    );
+    expect(() => defineConfig({ rate: key(configTypes.int, '500') })).toThrow(
+      'defineConfig: the default of "rate" ("500") is not of its type integer: write it as the value it decodes to (500)',
+    );
+    expect(() => defineConfig({ tables: key(configTypes.list, 'a,b') })).toThrow(
+      'write it as the value it decodes to (["a","b"])',
+    );
+    expect(() => defineConfig({ mode: key(configTypes.oneOf('a', 'b'), 'c') })).toThrow('the default of "mode" ("c")');
+    // Defaults of their type, and optional keys (undefined or null), are taken.
+    const def = defineConfig({
+      n: key(configTypes.positiveInt, 5),
+      tables: key(configTypes.list, ['a']),
+      mode: key(configTypes.oneOf('a', 'b'), 'b'),
+      optional: key(configTypes.string, undefined),
+    });
+    expect(def.parse({})).toEqual({ ok: true, value: { n: 5, tables: ['a'], mode: 'b', optional: undefined } });
+  });
+});
+
 describe('resolveTaskSettings', () => {
   it('has documented defaults', () => {
     const s = resolveTaskSettings({}, {});
