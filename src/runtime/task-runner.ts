@@ -155,6 +155,8 @@ type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
 
 /** How often, at most, a lasting sender stall is logged again (ms of stall). */
 const STALL_LOG_INTERVAL_MS = 30_000;
+/** How long a poll() or produceHeartbeatRecords() call may run before the task says it has not completed. */
+const SLOW_CALL_MS = 60_000;
 
 interface EncodedPartition {
   readonly key: string;
@@ -205,6 +207,11 @@ export class TaskRunner<P, O, C> {
   private flushingRecords = 0;
   private flushingBytes = 0;
   private heartbeatBusy = false;
+  /** When the running produceHeartbeatRecords() call started, and whether its slowness was logged. */
+  private heartbeatStartedAt = 0;
+  private heartbeatSlowWarned = false;
+  /** Whether a poll round that overran the in-flight bound was logged (once per task). */
+  private overrunWarned = false;
   private lagFailed = false;
   private storeWrite: Promise<unknown> | undefined;
   /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
@@ -563,7 +570,15 @@ export class TaskRunner<P, O, C> {
         resolve(0);
         return;
       }
+      // A poll() that never completes stops polling without a word: say so once per round.
+      const slow = this.clock.scheduler.schedule(() => {
+        this.log.warn(
+          { event: 'poll.slow', records: count, afterMs: SLOW_CALL_MS },
+          `poll() of task ${this.id} has not completed after ${SLOW_CALL_MS / 1000} s (${count} record(s) so far): the task polls again only once it completes. poll() must return an Observable that completes (from(batch), take(n), BoundedBuffer.drainObservable()); a source that keeps pushing belongs in start(), into a BoundedBuffer`,
+        );
+      }, SLOW_CALL_MS);
       const end = (): void => {
+        slow.unsubscribe();
         this.inRound = false;
         resolve(count);
       };
@@ -571,6 +586,13 @@ export class TaskRunner<P, O, C> {
         next: (record) => {
           count++;
           this.dispatch(record, false);
+          if (this.submitted.inFlight > 2 * this.maxInFlight && !this.overrunWarned) {
+            this.overrunWarned = true;
+            this.log.warn(
+              { event: 'poll.overrun', inFlight: this.submitted.inFlight, maxInFlight: this.maxInFlight },
+              `poll() of task ${this.id} emitted so many records in one round that ${this.submitted.inFlight} are in flight, over twice task.max.in.flight.records=${this.maxInFlight}: the bound pauses polling between rounds, not inside one, so memory grows with the round. Return smaller rounds (BoundedBuffer.drainObservable(max), take(n)). Said once per task`,
+            );
+          }
         },
         error: (e: unknown) => {
           if (!this.pollRetriable(e)) this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} failed`));
@@ -608,11 +630,22 @@ export class TaskRunner<P, O, C> {
         }
         // A tick that comes while the previous call is still running is dropped, not queued
         // (exhaustMap would drop it too; this counts it).
-        if (this.heartbeatBusy) this.listener.heartbeatTick?.(true);
+        if (this.heartbeatBusy) {
+          this.listener.heartbeatTick?.(true);
+          if (!this.heartbeatSlowWarned && this.clock.now() - this.heartbeatStartedAt >= SLOW_CALL_MS) {
+            this.heartbeatSlowWarned = true;
+            this.log.warn(
+              { event: 'heartbeat.slow', afterMs: this.clock.now() - this.heartbeatStartedAt },
+              `produceHeartbeatRecords() of task ${this.id} has not completed after ${Math.round((this.clock.now() - this.heartbeatStartedAt) / 1000)} s: every heartbeat tick is skipped until it does. It must return an Observable that completes (of(record), EMPTY)`,
+            );
+          }
+        }
         return !this.heartbeatBusy;
       }),
       exhaustMap(() => {
         this.heartbeatBusy = true;
+        this.heartbeatStartedAt = this.clock.now();
+        this.heartbeatSlowWarned = false;
         this.listener.heartbeatTick?.(false);
         return defer(() => this.task.produceHeartbeatRecords()).pipe(
           tap({ next: (record) => this.dispatch(record, true) }),

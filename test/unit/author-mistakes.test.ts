@@ -4,12 +4,12 @@
  * does not return an array. Each now fails loudly, saying where and what is accepted.
  */
 import * as t from 'io-ts';
-import { EMPTY, from, type Observable } from 'rxjs';
+import { EMPTY, from, Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { defineConfig } from '../../src/api/config-def.js';
 import type { JsonObject } from '../../src/api/json.js';
 import { offsetCodec } from '../../src/api/offset-codec.js';
-import type { OffsetUpdate, SourceRecord } from '../../src/api/source-record.js';
+import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../../src/api/source-record.js';
 import { SourceTask } from '../../src/api/source-task.js';
 import { Predicate, type TransformRecord } from '../../src/api/transformation.js';
 import { MockRuntime } from '../../src/testing/mock-runtime.js';
@@ -178,6 +178,84 @@ describe('record timestamps and headers Kafka would not take as given', () => {
     await run.advanceBy('1s');
     expect(run.status.state).toBe('RUNNING');
     expect(run.captured.map((r) => r.timestamp)).toEqual([0, 1_700_000_000_000, undefined]);
+    await run.stop();
+  });
+});
+
+describe('poll() and produceHeartbeatRecords() that never complete, or a round far over the bound', () => {
+  function recording() {
+    const warned: Array<{ event: unknown; message: string }> = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn: (f: Record<string, unknown>, m?: string) => warned.push({ event: f.event, message: String(m) }),
+      error() {},
+      child: () => logger,
+    };
+    return { warned, logger };
+  }
+
+  it('says once per round that poll() has not completed after 60 s, instead of polling no more without a word', async () => {
+    class Stuck extends SourceTask<P, O, unknown> {
+      readonly offsets = codec;
+      start(): void {}
+      poll(): Observable<SourceRecord<P, O>> {
+        return new Observable<SourceRecord<P, O>>((s) => s.next(record({ n: 1 })));
+      }
+    }
+    const { warned, logger } = recording();
+    const run = await MockRuntime.start(Stuck, { config: {}, logger });
+    await run.advanceBy('59s');
+    expect(warned.filter((w) => w.event === 'poll.slow')).toEqual([]);
+    await run.advanceBy('10m');
+    expect(warned.filter((w) => w.event === 'poll.slow').map((w) => w.message)).toEqual([
+      'poll() of task test-connector-0 has not completed after 60 s (1 record(s) so far): the task polls again only once it completes. poll() must return an Observable that completes (from(batch), take(n), BoundedBuffer.drainObservable()); a source that keeps pushing belongs in start(), into a BoundedBuffer',
+    ]);
+    await run.stop();
+  });
+
+  it('says once that produceHeartbeatRecords() has not completed while its ticks are skipped', async () => {
+    class StuckHeartbeat extends SourceTask<P, O, unknown> {
+      readonly offsets = codec;
+      start(): void {}
+      poll(): Observable<SourceRecord<P, O>> {
+        return EMPTY;
+      }
+      override produceHeartbeatRecords(): Observable<HeartbeatRecord<P, O>> {
+        return new Observable<HeartbeatRecord<P, O>>(() => {});
+      }
+    }
+    const { warned, logger } = recording();
+    const run = await MockRuntime.start(StuckHeartbeat, {
+      config: {},
+      logger,
+      connectorConfig: { 'heartbeat.interval.ms': '1000' },
+    });
+    await run.advanceBy('30s');
+    expect(warned.filter((w) => w.event === 'heartbeat.slow')).toEqual([]);
+    await run.advanceBy('5m');
+    const slow = warned.filter((w) => w.event === 'heartbeat.slow');
+    expect(slow).toHaveLength(1);
+    expect(slow[0]?.message).toMatch(
+      /^produceHeartbeatRecords\(\) of task test-connector-0 has not completed after 6\d s: every heartbeat tick is skipped until it does/,
+    );
+    await run.stop();
+  });
+
+  it('says once when one round takes records in flight over twice task.max.in.flight.records', async () => {
+    const many = Array.from({ length: 350 }, (_, n) => record({ n }));
+    const { warned, logger } = recording();
+    const run = await MockRuntime.start(taskOf(many), {
+      config: {},
+      logger,
+      holdAcks: () => true,
+      workerConfig: { 'task.max.in.flight.records': '100' },
+    });
+    await run.advanceBy('1s');
+    const overrun = warned.filter((w) => w.event === 'poll.overrun');
+    expect(overrun).toHaveLength(1);
+    expect(overrun[0]?.message).toContain('201 are in flight, over twice task.max.in.flight.records=100');
+    expect(run.status.state).toBe('RUNNING');
     await run.stop();
   });
 });
