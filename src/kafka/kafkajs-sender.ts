@@ -1044,6 +1044,9 @@ function splitOff(batch: Batch, offsets: Map<string, TopicOffsets>): Batch {
   rest.unsent = batch.unsent;
   rest.requests = batch.requests;
   rest.resends = batch.resends;
+  // Went out with the batch: a stall report of it counts from then (it said "since 1970").
+  rest.dispatchedAt = batch.dispatchedAt;
+  rest.dispatchedAfter = batch.dispatchedAfter;
   const kept: TopicEntry[] = [];
   for (const { topic, messages, callbacks } of batch.entries) {
     const next = offsets.get(topic)?.next ?? [];

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isTributaryError } from '../../src/api/errors.js';
 import { KafkajsSender, type KafkajsSenderEvent } from '../../src/kafka/kafkajs-sender.js';
 import { type ResolvedProducerConfig, resolveProducerConfig } from '../../src/kafka/producer-config.js';
-import type { OutgoingRecord, RecordMetadata } from '../../src/runtime/ports.js';
+import type { OutgoingRecord, RecordMetadata, SenderStall } from '../../src/runtime/ports.js';
 import { FakeKafkajsProducer, kafkajsError, messageTooLarge, retriesExceeded } from '../helpers/fake-kafkajs-producer.js';
 
 interface Outcome {
@@ -386,7 +386,10 @@ describe('KafkajsSender failures', () => {
   });
 
   it('re-sends only the partitions kafkajs reported written without an offset (tulios/kafkajs#1303)', async () => {
-    const { fake, send, outcomes, events } = await setup();
+    const { fake, sender, send, outcomes, events } = await setup();
+    const stalls: Array<SenderStall | undefined> = [];
+    sender.onStall((s) => stalls.push(s));
+    const sentAt = Date.now();
     send(record('a0', { partition: 0 }));
     send(record('a1', { partition: 1 }));
     send(record('b0', { partition: 0 }));
@@ -398,6 +401,9 @@ describe('KafkajsSender failures', () => {
     expect(events.map((e) => e.type)).toEqual(['retry']);
     const retry = events[0];
     expect(retry?.type === 'retry' && String(retry.error)).toContain('no offset for t/1 (tulios/kafkajs#1303)');
+    // The part sent again is reported as waiting since its batch went out, not since 1970.
+    expect(stalls[0]?.since).toBeGreaterThanOrEqual(sentAt);
+    expect(stalls[0]?.durationMs).toBeLessThan(60_000);
     send(record('c1', { partition: 1 })); // must not overtake a1 and b1
     await vi.advanceTimersByTimeAsync(100);
     expect(fake.calls).toHaveLength(2);
