@@ -56,7 +56,9 @@ export class BoundedBuffer<T> {
     this.capacity = options.capacity;
     this.resumeAt = options.resumeAt ?? Math.floor(options.capacity / 2);
     if (!Number.isInteger(this.resumeAt) || this.resumeAt < 0 || this.resumeAt >= this.capacity) {
-      throw new RangeError(`BoundedBuffer resumeAt must be >= 0 and < capacity (${this.capacity}), got ${this.resumeAt}`);
+      throw new RangeError(
+        `BoundedBuffer resumeAt must be an integer >= 0 and < capacity (${this.capacity}), got ${this.resumeAt}`,
+      );
     }
   }
 

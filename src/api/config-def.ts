@@ -68,10 +68,10 @@ export function defineConfig<K extends ConfigKeys>(keys: K): ConfigDef<ConfigOf<
     const decoded = key.type.decode(key.default);
     const hint =
       decoded._tag === 'Right'
-        ? `write it as the value it decodes to (${JSON.stringify(decoded.right)})`
+        ? `write it as the value it decodes to (${shown(decoded.right)})`
         : `it is not a valid ${key.type.name}`;
     throw new TypeError(
-      `defineConfig: the default of "${name}" (${JSON.stringify(key.default)}) is not of its type ${key.type.name}: ${hint}`,
+      `defineConfig: the default of "${name}" (${shown(key.default)}) is not of its type ${key.type.name}: ${hint}`,
     );
   }
   const passwords = new Set(
@@ -171,3 +171,13 @@ export const configTypes = {
   oneOf: <const V extends readonly [string, string, ...string[]]>(...values: V) =>
     t.keyof(Object.fromEntries(values.map((v) => [v, null])) as { [K in V[number]]: null }, values.join(' | ')),
 } as const;
+
+/** A value for an error message: JSON where it has a form, else its own text (a bigint as `10n`). */
+function shown(value: unknown): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

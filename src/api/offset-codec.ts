@@ -287,6 +287,18 @@ function isJsonPrimitive(v: unknown): boolean {
   return typeof v === 'string' || typeof v === 'boolean' || v === null || (typeof v === 'number' && v - v === 0);
 }
 
+/**
+ * Why `value` (an encoded source `what`) would not be stored as it is, or undefined when it
+ * would: for codecs not built with {@link offsetCodec}, whose encode the runtime cannot see.
+ */
+export function notStoredAsGiven(value: unknown, what: 'partition' | 'offset'): string | undefined {
+  if (value === null && what === 'offset') return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return `A source ${what} must encode to a JSON object, got ${showValue(value)}`;
+  }
+  return isJsonValue(value, 0) ? undefined : notJsonMessage(value, what);
+}
+
 /** True when {@link sortedJsonCopy} takes `value` (for the error message's search). */
 function isJsonValue(value: unknown, depth: number): boolean {
   return typeof value === 'object' && value !== null ? sortedJsonCopy(value, depth) !== NOT_JSON : isJsonPrimitive(value);

@@ -1,4 +1,4 @@
-import { TributaryError } from '../api/errors.js';
+import { isTributaryError, TributaryError } from '../api/errors.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback } from '../runtime/ports.js';
 
 /**
@@ -109,4 +109,9 @@ export abstract class HeldTransactions<T extends { readonly callback: SendCallba
 
   /** Disconnects the producer; never rejects. */
   protected abstract disconnect(): Promise<void>;
+}
+
+/** A refusal of the task's own records or offsets (RECORD_INVALID), raised before a transaction began. */
+export function isRecordInvalid(e: unknown): e is TributaryError {
+  return isTributaryError(e) && e.code === 'RECORD_INVALID';
 }

@@ -1,7 +1,7 @@
 import type { Kafka, RecordMetadata as KafkajsRecordMetadata, Message, Producer, Transaction } from 'kafkajs';
 import { TributaryError } from '../api/errors.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
-import { HeldTransactions } from './held-transactions.js';
+import { HeldTransactions, isRecordInvalid } from './held-transactions.js';
 import { assertAnswered } from './kafkajs-answered.js';
 import { retryStablePartitioner } from './retry-stable-partitioner.js';
 
@@ -148,7 +148,10 @@ export class KafkajsTransactionalSender extends HeldTransactions<Pending> implem
       }
       await txn.commit();
     } catch (e) {
-      const error = this.broken ?? transactionError(e, this.options.transactionalId, records.length);
+      // The task's own offsets were refused before anything was sent: its error, not "outcome unknown".
+      const error =
+        this.broken ??
+        (txn === undefined && isRecordInvalid(e) ? e : transactionError(e, this.options.transactionalId, records.length));
       this.broken = error;
       // Best effort: a fenced or failed producer cannot abort; the coordinator aborts on its timeout or at the next InitProducerId.
       if (txn?.isActive()) await txn.abort().catch(() => {});

@@ -1,6 +1,6 @@
 import { TributaryError } from '../api/errors.js';
 import type { OffsetEntry, OutgoingRecord, RecordMetadata, SendCallback, TransactionalRecordSender } from '../runtime/ports.js';
-import { HeldTransactions } from './held-transactions.js';
+import { HeldTransactions, isRecordInvalid } from './held-transactions.js';
 import type { OffsetMessage } from './kafkajs-transactional-sender.js';
 import { disconnectRdkafka, librdkafkaConfig, loadRdkafka, type RdkafkaDeliveryReport } from './librdkafka-sender.js';
 import type { ResolvedProducerConfig } from './producer-config.js';
@@ -214,7 +214,9 @@ export class LibrdkafkaTransactionalSender extends HeldTransactions<Pending> imp
         // produce() says only "Local: Fatal error"; the transaction calls answer with the error itself.
         if ((e as { code?: unknown } | null)?.code === FATAL && abortError !== undefined) cause = abortError;
       }
-      const error = this.broken ?? transactionError(cause, this.options.transactionalId, records.length);
+      // The task's own offsets were refused before anything was sent: its error, not "outcome unknown".
+      const error =
+        this.broken ?? (!begun && isRecordInvalid(e) ? e : transactionError(cause, this.options.transactionalId, records.length));
       this.broken = error;
       for (const r of records) r.callback(error, undefined);
       throw error;

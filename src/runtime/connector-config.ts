@@ -419,11 +419,19 @@ export async function validateOffsets<C>(
     const problems = [...(p.ok ? [] : p.problems), ...(o.ok ? [] : o.problems)].map((m) => `offsets[${i}].${m}`);
     if (problems.length > 0) bad.push({ partition: entry.partition, problems });
     if (p.ok && o.ok) {
+      let encoded: OffsetEntry;
+      try {
+        encoded = {
+          partition: codec.encodePartition(p.value),
+          offset: o.value === null ? null : codec.encodeOffset(o.value),
+        };
+      } catch (e) {
+        // Decoded, but not storable as given (1e400 parses as Infinity): the request's fault.
+        bad.push({ partition: entry.partition, problems: [`offsets[${i}]: ${(e as Error).message}`] });
+        return;
+      }
       typed.push({ partition: p.value, offset: o.value });
-      entries.push({
-        partition: codec.encodePartition(p.value),
-        offset: o.value === null ? null : codec.encodeOffset(o.value),
-      });
+      entries.push(encoded);
     }
   });
   const [first] = bad;

@@ -15,6 +15,7 @@ import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
+import { notStoredAsGiven } from '../api/offset-codec.js';
 import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
 import {
@@ -1127,18 +1128,27 @@ export class TaskRunner<P, O, C> {
   }
 
   /**
-   * The first source partition or offset about to be stored that the task's own codec does not
-   * read back (`offset.id: expected number, got "42"`, from a record whose offset was built with
-   * the wrong type), as the error that fails the task; else undefined. Once per partition per
-   * flush, not per record.
+   * Takes out of `entries` every source partition or offset about to be stored that would not
+   * come back as given: one the task's own codec does not read back (`offset.id: expected
+   * number, got "42"`, from a record whose offset was built with the wrong type), or, from a
+   * codec not built with offsetCodec, one JSON does not store as it is (NaN). Their partitions
+   * keep the offsets stored before. Returns the error that fails the task, naming the first;
+   * undefined when all are fine. Once per partition per flush, not per record.
    */
-  private unreadableOffset(entries: Map<string, Committable<JsonObject, JsonObject | null>>): TributaryError | undefined {
+  private dropUnreadable(entries: Map<string, Committable<JsonObject, JsonObject | null>>): TributaryError | undefined {
     const codec = this.task.offsets;
+    let first: TributaryError | undefined;
+    let count = 0;
     for (const [key, e] of entries) {
       const known = this.readablePartitions.has(key);
-      const p = known ? ({ ok: true } as const) : codec.decodePartition(e.partition);
-      const o = e.offset === null ? undefined : codec.decodeOffset(e.offset);
-      const problems = [...(p.ok ? [] : p.problems), ...(o === undefined || o.ok ? [] : o.problems)];
+      const notJson = (known ? undefined : notStoredAsGiven(e.partition, 'partition')) ?? notStoredAsGiven(e.offset, 'offset');
+      const p = known || notJson !== undefined ? ({ ok: true } as const) : codec.decodePartition(e.partition);
+      const o = e.offset === null || notJson !== undefined ? undefined : codec.decodeOffset(e.offset);
+      const problems = [
+        ...(notJson === undefined ? [] : [notJson]),
+        ...(p.ok ? [] : p.problems),
+        ...(o === undefined || o.ok ? [] : o.problems),
+      ];
       if (problems.length === 0) {
         // Bounded as `committed` is: a source with a partition per entity decodes some again.
         if (!known) {
@@ -1147,12 +1157,15 @@ export class TaskRunner<P, O, C> {
         }
         continue;
       }
-      return new TributaryError(
+      entries.delete(key);
+      count++;
+      first ??= new TributaryError(
         'RECORD_INVALID',
-        `Task ${this.id} produced a source ${p.ok ? 'offset' : 'partition'} its own offset codec cannot read back, so it is not stored (the next start could not read it): ${problems.join('; ')} (source partition ${safeJson(e.partition)}, offset ${safeJson(e.offset)}). Give records the types the task's offsets codec declares, or declare the types the records carry`,
+        `Task ${this.id} produced a source ${p.ok && notJson === undefined ? 'offset' : 'partition or offset'} that would not be read back as given, so it is not stored (the next start could not read it): ${problems.join('; ')} (source partition ${safeJson(e.partition)}, offset ${safeJson(e.offset)}). Give records the types the task's offsets codec declares, or declare the types the records carry`,
       );
     }
-    return undefined;
+    if (first === undefined || count === 1) return first;
+    return new TributaryError('RECORD_INVALID', `${first.message}; and ${count - 1} more source partition(s) like it`);
   }
 
   /** Offsets as the task's types, for its hooks; an offset its own codec cannot read back is a codec bug. */
@@ -1208,20 +1221,31 @@ export class TaskRunner<P, O, C> {
   private async flushOnce(): Promise<boolean> {
     const started = this.clock.now();
     this.takeCommittable();
-    if (this.task.updateOffsets) await this.applyOffsetUpdates();
+    // Stored, an offset the task cannot read back would fail its next start (and every commit()
+    // until then): the others are stored as usual, then the task fails. Checked before the
+    // KIP-910 hook sees the offsets (it would fail on them) and after (its updates too).
+    let unreadable = this.dropUnreadable(this.pending);
+    if (this.task.updateOffsets) {
+      await this.applyOffsetUpdates();
+      unreadable ??= this.dropUnreadable(this.pending);
+    }
+    if (unreadable === undefined) return this.flushPending(started);
+    try {
+      await this.flushPending(started);
+    } finally {
+      this.flushFailed(unreadable);
+      this.fail(unreadable);
+    }
+    return false;
+  }
+
+  /** Stores the pending offsets (the body of a flush once they are checked). */
+  private async flushPending(started: number): Promise<boolean> {
     if (this.pending.size === 0) {
       this.listener.flushCompleted?.({ ok: true, durationMs: this.clock.now() - started, partitions: 0, records: 0, bytes: 0 });
       await this.commitHook([]);
       await this.reportLag();
       return true;
-    }
-    const unreadable = this.unreadableOffset(this.pending);
-    if (unreadable !== undefined) {
-      // Stored, it would fail the task's next start (and every commit() until then): fail now.
-      this.listener.flushCompleted?.({ ok: false, durationMs: this.clock.now() - started, partitions: 0, records: 0, bytes: 0 });
-      this.flushFailed(unreadable);
-      this.fail(unreadable);
-      return false;
     }
     const toFlush = this.pending;
     const records = this.pendingRecords;
@@ -1632,8 +1656,9 @@ export class TaskRunner<P, O, C> {
       written = this.pending;
       this.pending = new Map();
       for (const [key, entry] of offsets) written.set(key, entry);
-      // Fails the transaction (nothing of it is visible), and so the task.
-      const unreadable = this.unreadableOffset(written);
+      // Fails the transaction (nothing of it is visible: its records would otherwise be
+      // committed without their offsets), and so the task.
+      const unreadable = this.dropUnreadable(written);
       if (unreadable !== undefined) throw unreadable;
       return [...written.values()].map((e): OffsetEntry => ({ partition: e.partition, offset: e.offset }));
     });

@@ -36,15 +36,35 @@ const record = (offset: unknown, partition: unknown = { id: 'a' }) =>
   ({ sourcePartition: partition, sourceOffset: offset, topic: 't', value: 'v' }) as SourceRecord<P, O>;
 
 describe('offsets that would not be stored as given', () => {
-  it("fails the task, storing nothing, when a record's offset does not decode with the task's own codec", async () => {
+  it("fails the task when a record's offset does not decode with the task's own codec, storing the other partitions' offsets", async () => {
     // pg returns int8 as a string: { n: '42' } where the codec says number.
-    const run = await MockRuntime.start(taskOf([record({ n: '42' })]), { config: {} });
+    const records = [...Array.from({ length: 100 }, (_, i) => record({ n: i + 1 })), record({ n: '42' }, { id: 'b' })];
+    const run = await MockRuntime.start(taskOf(records), { config: {} });
     await run.advanceBy('5s');
     expect(await run.flush()).toBe(false);
     expect(run.status.state).toBe('FAILED');
     const error = run.status.state === 'FAILED' ? run.status.error.message : '';
-    expect(error).toContain('produced a source offset its own offset codec cannot read back, so it is not stored');
+    expect(error).toContain('produced a source offset that would not be read back as given, so it is not stored');
     expect(error).toContain('offset.n: expected number, got "42"');
+    // Partition a's acknowledged offset is stored; b keeps what it had (nothing).
+    expect(await run.store.read(run.connector)).toEqual([{ partition: { id: 'a' }, offset: { n: 100 } }]);
+    await run.stop();
+    expect(await run.store.read(run.connector)).toEqual([{ partition: { id: 'a' }, offset: { n: 100 } }]);
+  });
+
+  it('refuses, from a codec not built with offsetCodec, an offset JSON would not store as given', async () => {
+    const handWritten = {
+      encodePartition: (p: P) => ({ id: p.id }),
+      encodeOffset: (o: O) => ({ n: o.n }),
+      decodePartition: (v: unknown) => ({ ok: true as const, value: v as P }),
+      decodeOffset: (v: unknown) => ({ ok: true as const, value: v as O }),
+    };
+    const run = await MockRuntime.start(taskOf([record({ n: Number.NaN })], handWritten), { config: {} });
+    await run.advanceBy('1s');
+    expect(await run.flush()).toBe(false);
+    expect(run.status.state === 'FAILED' && run.status.error.message).toContain(
+      'offset.n is NaN, which JSON has no form for (it would be stored as null)',
+    );
     expect(await run.store.read(run.connector)).toEqual([]);
     await run.stop();
   });

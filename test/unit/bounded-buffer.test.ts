@@ -48,7 +48,9 @@ describe('BoundedBuffer', () => {
 
   it('rejects a bad capacity with the value and what is accepted', () => {
     expect(() => new BoundedBuffer({ capacity: 0 })).toThrow('capacity must be an integer >= 1, got 0');
-    expect(() => new BoundedBuffer({ capacity: 2, resumeAt: 2 })).toThrow('resumeAt must be >= 0 and < capacity (2), got 2');
+    expect(() => new BoundedBuffer({ capacity: 2, resumeAt: 2 })).toThrow(
+      'resumeAt must be an integer >= 0 and < capacity (2), got 2',
+    );
   });
 
   it('refuses a drain count or resumeAt that would stall it or hand items out twice', () => {
@@ -61,7 +63,7 @@ describe('BoundedBuffer', () => {
     expect(b.drain(2)).toEqual([0, 1]);
     expect(b.drain()).toEqual([2]);
     expect(() => new BoundedBuffer({ capacity: 10, resumeAt: Number.NaN })).toThrow(
-      'resumeAt must be >= 0 and < capacity (10), got NaN',
+      'resumeAt must be an integer >= 0 and < capacity (10), got NaN',
     );
     expect(() => new BoundedBuffer({ capacity: 10, resumeAt: 2.5 })).toThrow('got 2.5');
   });

@@ -64,6 +64,13 @@ describe('defineConfig defaults', () => {
       'write it as the value it decodes to (["a","b"])',
     );
     expect(() => defineConfig({ mode: key(configTypes.oneOf('a', 'b'), 'c') })).toThrow('the default of "mode" ("c")');
+    const bigintFromString = new t.Type<bigint, string, unknown>(
+      'BigIntFromString',
+      (u): u is bigint => typeof u === 'bigint',
+      (u, c) => (typeof u === 'string' && /^\d+$/.test(u) ? t.success(BigInt(u)) : t.failure(u, c)),
+      String,
+    );
+    expect(() => defineConfig({ lsn: key(bigintFromString, '10') })).toThrow('write it as the value it decodes to (10n)');
     // Defaults of their type, and optional keys (undefined or null), are taken.
     const def = defineConfig({
       n: key(configTypes.positiveInt, 5),

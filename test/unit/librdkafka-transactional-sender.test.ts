@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TributaryError } from '../../src/api/errors.js';
 import type { RdkafkaDeliveryReport } from '../../src/kafka/librdkafka-sender.js';
 import { LibrdkafkaTransactionalSender } from '../../src/kafka/librdkafka-transactional-sender.js';
 import { resolveProducerConfig } from '../../src/kafka/producer-config.js';
@@ -237,5 +238,18 @@ describe('LibrdkafkaTransactionalSender', () => {
     });
     await closing;
     expect(fake.calls).toEqual(['setPollInterval(5)', 'setPollInterval(0)', 'disconnect']);
+  });
+  it("fails a transaction whose offsets the task refused with the task's own error, before anything is sent", async () => {
+    const { sender, fake } = await connect();
+    const got: unknown[] = [];
+    sender.send({ topic: 't', key: null, value: null }, (e) => got.push(e));
+    const refused = new TributaryError(
+      'RECORD_INVALID',
+      'Task c-0 produced a source offset that would not be read back as given',
+    );
+    await expect(sender.commitTransaction('c', Promise.reject(refused))).rejects.toBe(refused);
+    expect(got).toEqual([refused]);
+    expect(fake.calls).not.toContain('beginTransaction');
+    await sender.close();
   });
 });

@@ -434,6 +434,16 @@ describe('REST API: offsets (KIP-875) and create with offsets (KIP-995)', () => 
     });
     expect(decode.status).toBe(400);
     expect(decode.body.message).toContain('offsets[1].offset.position: expected number, got "x"');
+    // 1e400 parses as Infinity, which a number codec takes but JSON would store as null.
+    const infinite = await call(
+      'PATCH',
+      '/connectors/c/offsets',
+      '{"offsets": [{"partition": {"file": "a"}, "offset": {"position": 1e400}}]}',
+    );
+    expect(infinite.status).toBe(400);
+    expect(infinite.body.message).toContain(
+      'offsets[0]: A source offset must be a JSON value to be stored as it is: offset.position is Infinity',
+    );
     // The partition is named as the stored-offset error names it, not as "offsets".
     expect(decode.body.message).toMatch(/^Offset of connector 'c' for partition \{"file":"b"\} does not decode: /);
     const both = await call('PATCH', '/connectors/c/offsets', {
