@@ -1140,8 +1140,10 @@ export class TaskRunner<P, O, C> {
     let first: TributaryError | undefined;
     let count = 0;
     for (const [key, e] of entries) {
+      // The key is canonical JSON, which is lossy (NaN and null give the same): the JSON check
+      // runs every time, and only the codec's decode is skipped for a partition read back before.
       const known = this.readablePartitions.has(key);
-      const notJson = (known ? undefined : notStoredAsGiven(e.partition, 'partition')) ?? notStoredAsGiven(e.offset, 'offset');
+      const notJson = notStoredAsGiven(e.partition, 'partition') ?? notStoredAsGiven(e.offset, 'offset');
       const p = known || notJson !== undefined ? ({ ok: true } as const) : codec.decodePartition(e.partition);
       const o = e.offset === null || notJson !== undefined ? undefined : codec.decodeOffset(e.offset);
       const problems = [
@@ -1227,22 +1229,35 @@ export class TaskRunner<P, O, C> {
     let unreadable = this.dropUnreadable(this.pending);
     if (this.task.updateOffsets) {
       await this.applyOffsetUpdates();
-      unreadable ??= this.dropUnreadable(this.pending);
+      // Always: the updates are encoded, never decoded, on their way in.
+      const fromUpdates = this.dropUnreadable(this.pending);
+      unreadable ??= fromUpdates;
     }
-    if (unreadable === undefined) return this.flushPending(started);
+    if (unreadable === undefined) return this.flushPending(started, true);
+    let stored = false;
     try {
-      await this.flushPending(started);
+      stored = await this.flushPending(started, false);
     } finally {
-      this.flushFailed(unreadable);
+      // A store failure was reported by the flush itself, and says more (nothing was stored).
+      if (stored) this.flushFailed(unreadable);
       this.fail(unreadable);
     }
     return false;
   }
 
-  /** Stores the pending offsets (the body of a flush once they are checked). */
-  private async flushPending(started: number): Promise<boolean> {
+  /**
+   * Stores the pending offsets (the body of a flush once they are checked). `complete` is false
+   * when some were left out as unreadable: the flush then counts as failed in the task's metrics.
+   */
+  private async flushPending(started: number, complete: boolean): Promise<boolean> {
     if (this.pending.size === 0) {
-      this.listener.flushCompleted?.({ ok: true, durationMs: this.clock.now() - started, partitions: 0, records: 0, bytes: 0 });
+      this.listener.flushCompleted?.({
+        ok: complete,
+        durationMs: this.clock.now() - started,
+        partitions: 0,
+        records: 0,
+        bytes: 0,
+      });
       await this.commitHook([]);
       await this.reportLag();
       return true;
@@ -1324,7 +1339,7 @@ export class TaskRunner<P, O, C> {
     if (changed.length > 0 && !this.finalFlush) this.log.info(fields, 'offsets committed');
     else this.log.debug({ ...fields, unchanged: entries.length - changed.length }, 'offsets committed');
     this.listener.flushCompleted?.({
-      ok: true,
+      ok: complete,
       durationMs: this.clock.now() - started,
       partitions: entries.length,
       records,

@@ -52,6 +52,34 @@ describe('offsets that would not be stored as given', () => {
     expect(await run.store.read(run.connector)).toEqual([{ partition: { id: 'a' }, offset: { n: 100 } }]);
   });
 
+  it('checks the offsets updateOffsets() adds too, also when a record offset was refused in the same flush, and counts the flush as failed', async () => {
+    const Base = taskOf([record({ n: 1 }), record({ n: '42' }, { id: 'b' })]);
+    class Updating extends Base {
+      override updateOffsets(): ReadonlyArray<OffsetUpdate<P, O>> {
+        return [{ partition: { id: 'c' }, offset: { n: 'x' } as unknown as O }];
+      }
+    }
+    const run = await MockRuntime.start(Updating, { config: {} });
+    await run.advanceBy('1s');
+    expect(await run.flush()).toBe(false);
+    expect(await run.store.read(run.connector)).toEqual([{ partition: { id: 'a' }, offset: { n: 1 } }]);
+    expect(run.metrics().offsetCommitSuccesses).toBe(0);
+    expect(run.metrics().offsetCommitFailures).toBeGreaterThan(0);
+    await run.stop();
+  });
+
+  it("reports the store's failure, not only the refused offset, when the final flush's write fails too", async () => {
+    const run = await MockRuntime.start(taskOf([record({ n: 1 }), record({ n: '42' }, { id: 'b' })]), {
+      config: {},
+      workerConfig: { 'offset.flush.interval.ms': '3600000' },
+    });
+    await run.advanceBy('1s');
+    run.store.write = () => Promise.reject(new Error('store down'));
+    await run.stop();
+    const runner = (run as unknown as { runner: { finalFlushError?: Error } }).runner;
+    expect(runner.finalFlushError?.message).toContain('store down');
+  });
+
   it('refuses, from a codec not built with offsetCodec, an offset JSON would not store as given', async () => {
     const handWritten = {
       encodePartition: (p: P) => ({ id: p.id }),
