@@ -11,15 +11,7 @@ export function sortKeys(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(sortKeys);
   if (Buffer.isBuffer(value)) return value;
-  // Runs for every record's offset: most are small objects already in order, so the sort (and
-  // the call for each primitive value) is skipped when it would change nothing.
-  const keys = Object.keys(value);
-  for (let i = 1; i < keys.length; i++) {
-    if ((keys[i - 1] as string) > (keys[i] as string)) {
-      keys.sort();
-      break;
-    }
-  }
+  const keys = sortedKeys(value);
   const out: Record<string, unknown> = {};
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
@@ -27,4 +19,16 @@ export function sortKeys(value: unknown): unknown {
     if (v !== undefined) out[key] = v !== null && typeof v === 'object' ? sortKeys(v) : v;
   }
   return out;
+}
+
+/**
+ * The object's own enumerable keys, sorted. Runs for every record's offset: most are small
+ * objects already in order, so the sort is skipped when it would change nothing.
+ */
+export function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value);
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) return keys.sort();
+  }
+  return keys;
 }

@@ -1,4 +1,5 @@
 import * as t from 'io-ts';
+import { sortedKeys } from './canonical-json.js';
 import type { JsonObject } from './json.js';
 
 /** The outcome of decoding: the typed value, or one problem per line, each with its path. */
@@ -260,13 +261,7 @@ function sortedJsonCopy(value: object, depth: number): unknown {
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return NOT_JSON;
-  const keys = Object.keys(value);
-  for (let i = 1; i < keys.length; i++) {
-    if ((keys[i - 1] as string) > (keys[i] as string)) {
-      keys.sort();
-      break;
-    }
-  }
+  const keys = sortedKeys(value);
   const out: Record<string, unknown> = {};
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
