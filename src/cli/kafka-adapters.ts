@@ -15,6 +15,7 @@ import { type ResolvedKafkaSecurity, resolveKafkaSecurity, securityLayers } from
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
 import type { KnownKeys } from '../runtime/config-keys.js';
+import { escapeRegExp } from '../runtime/connector-config.js';
 import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
 import { isTransactionalSender, type OffsetStore, type RecordSender, type TransactionalRecordSender } from '../runtime/ports.js';
 import { topicCreationSettings } from '../runtime/topic-creation-settings.js';
@@ -364,7 +365,6 @@ function problemKey(message: string, connectorConfig: Readonly<Record<string, st
   const first = /^([^\s:=]+)[:=]/.exec(message)?.[1];
   if (first !== undefined && Object.hasOwn(connectorConfig, first)) return first;
   const overrides = Object.keys(connectorConfig).filter((k) => k.startsWith('producer.override.'));
-  const named = (name: string) =>
-    new RegExp(`(^|[^\\w.])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w.])`).test(message);
+  const named = (name: string) => new RegExp(`(^|[^\\w.])${escapeRegExp(name)}($|[^\\w.])`).test(message);
   return overrides.find((k) => named(k)) ?? overrides.find((k) => named(k.slice('producer.override.'.length))) ?? '';
 }

@@ -248,6 +248,11 @@ export function isSecretKey(key: string, passwords: ReadonlySet<string>): boolea
   );
 }
 
+/** `text` as a regular expression that matches it literally (a secret, a config key). */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /**
  * `text` with the password of every URL in it that carries one (`scheme://user:password@host`,
  * also `jdbc:postgresql://...`) replaced by `[hidden]`: `postgres://app:[hidden]@db/orders`.

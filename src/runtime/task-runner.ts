@@ -217,7 +217,7 @@ export class TaskRunner<P, O, C> {
   private storeWrite: Promise<unknown> | undefined;
   /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
   private readonly committed = new Map<string, string>();
-  /** Keys of source partitions the task's codec read back at an earlier flush (see unreadableOffset). */
+  /** Keys of source partitions the task's codec read back at an earlier flush (see dropUnreadable). */
   private readonly readablePartitions = new Set<string>();
   /** Set while the final flush of a stop runs: it logs its own line, and a failure then is not retried. */
   private finalFlush = false;

@@ -11,6 +11,7 @@ import { type ConfigProviders, configProviders } from './config-providers.js';
 import {
   type ConfigReport,
   connectorManagesOffsets,
+  escapeRegExp,
   HIDDEN,
   maskConfig,
   maskingLogger,
@@ -1671,7 +1672,7 @@ function resolveAgain(taskConfig: unknown, spec: ConnectorSpec): unknown {
 function secretPatterns(values: readonly string[], shown: ReadonlySet<string>): RegExp[] {
   return [...new Set(values.flatMap((v) => [v, v.trim()]).filter((v) => v.length >= 4 && !shown.has(v)))]
     .sort((a, b) => b.length - a.length)
-    .map((v) => new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'));
+    .map((v) => new RegExp(escapeRegExp(v), 'gi'));
 }
 
 /** Replaces, inside every string, each value a config provider gave (4 characters or more) by `[hidden]`. */
