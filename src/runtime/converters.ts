@@ -8,14 +8,24 @@ export type ConverterName = 'json' | 'string' | 'bytes';
 
 /**
  * JSON text, like Kafka Connect's JsonConverter with `schemas.enable=false`.
- * `null` and `undefined` become a null key or value; a top-level Buffer becomes a base64 string,
- * as JsonConverter writes bytes.
+ * `null` and `undefined` become a null key or value. Written as JsonConverter writes them:
+ * bytes (a Buffer or Uint8Array, at any depth) as a base64 string, and NaN, Infinity and
+ * -Infinity as the strings `"NaN"`, `"Infinity"` and `"-Infinity"` (JSON.stringify would write
+ * null). A value JSON.stringify would write as something else or leave out is refused with its
+ * path: a Map or Set (`{}`), a function or symbol (left out), a bigint, another typed array.
  */
 export const jsonConverter: Converter = (value, topic) => {
   if (value === undefined || value === null) return null;
-  if (Buffer.isBuffer(value)) return Buffer.from(JSON.stringify(value.toString('base64')));
-  const text: string | undefined = JSON.stringify(value);
-  if (text === undefined) {
+  const kind = jsonKind(value, 0);
+  if (kind === NOT_WRITTEN_AS_GIVEN && typeof value === 'object') {
+    throw new TributaryError(
+      'RECORD_INVALID',
+      `The json converter cannot write ${describe(value)} to topic '${topic}' as it is: ${whatIsNotWritten(value)}. Accepted: strings, numbers, booleans, null, arrays and objects of them, bytes (Buffer or Uint8Array, written as base64) and objects with a toJSON() such as Date.`,
+    );
+  }
+  const text: string | undefined =
+    kind === PLAIN ? JSON.stringify(value) : kind === NEEDS_REPLACER ? JSON.stringify(value, asJsonConverterWrites) : undefined;
+  if (text === undefined || kind === NOT_WRITTEN_AS_GIVEN) {
     // A function, a symbol, or an object whose toJSON() gives undefined: JSON has no text for it.
     throw new TributaryError(
       'RECORD_INVALID',
@@ -24,6 +34,156 @@ export const jsonConverter: Converter = (value, topic) => {
   }
   return Buffer.from(text);
 };
+
+/** {@link jsonKind}: JSON.stringify writes it as it is. */
+const PLAIN = 0;
+/** {@link jsonKind}: holds bytes or a non-finite number, written by {@link asJsonConverterWrites}. */
+const NEEDS_REPLACER = 1;
+/** {@link jsonKind}: holds something JSON.stringify would write as another value or leave out. */
+const NOT_WRITTEN_AS_GIVEN = 2;
+
+/** How deep a value may nest: Jackson's default for writing, which JsonConverter uses; deeper is taken for a cycle. */
+const MAX_JSON_DEPTH = 1000;
+
+/**
+ * Which way `value` is written: one pass over it, with no path kept (the error message looks
+ * again). Runs for every record's key and value, so plain objects and arrays are walked
+ * without allocating, and an object with a toJSON() (a Date, a decimal) is left to it.
+ */
+function jsonKind(value: unknown, depth: number): number {
+  if (typeof value === 'object') return value === null ? PLAIN : objectKind(value, depth);
+  return primitiveKind(value);
+}
+
+function primitiveKind(value: unknown): number {
+  switch (typeof value) {
+    case 'number':
+      return value - value === 0 ? PLAIN : NEEDS_REPLACER;
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return PLAIN;
+    default:
+      return NOT_WRITTEN_AS_GIVEN;
+  }
+}
+
+function objectKind(value: object, depth: number): number {
+  if (depth >= MAX_JSON_DEPTH) return NOT_WRITTEN_AS_GIVEN;
+  let kind = PLAIN;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const k = typeof v === 'object' ? (v === null ? PLAIN : objectKind(v, depth + 1)) : primitiveKind(v);
+      if (k === NOT_WRITTEN_AS_GIVEN) return k;
+      if (k > kind) kind = k;
+    }
+    return kind;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  const plain = proto === Object.prototype || proto === null;
+  if (!plain) {
+    if (value instanceof Uint8Array) return NEEDS_REPLACER;
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return PLAIN;
+    if (notWrittenAsGiven(value)) return NOT_WRITTEN_AS_GIVEN;
+  }
+  for (const key in value) {
+    // A class's enumerable prototype properties are not written; a plain object has none.
+    if (!plain && !Object.hasOwn(value, key)) continue;
+    const v: unknown = (value as Record<string, unknown>)[key];
+    const k = typeof v === 'object' ? (v === null ? PLAIN : objectKind(v, depth + 1)) : primitiveKind(v);
+    if (k === NOT_WRITTEN_AS_GIVEN) {
+      // An object with its own toJSON() is written as that gives.
+      return key === 'toJSON' && typeof v === 'function' ? PLAIN : k;
+    }
+    if (k > kind) kind = k;
+  }
+  return kind;
+}
+
+/** Built-in objects that JSON.stringify writes as `{}` or by index (their data is not in own enumerable properties). */
+const NOT_WRITTEN_TAGS = new Set([
+  'Map',
+  'Set',
+  'WeakMap',
+  'WeakSet',
+  'WeakRef',
+  'RegExp',
+  'Error',
+  'Promise',
+  'ArrayBuffer',
+  'SharedArrayBuffer',
+  'DataView',
+]);
+
+/** True for a Map, Set, RegExp, Error, ArrayBuffer or typed array other than Uint8Array (from any realm). */
+function notWrittenAsGiven(value: object): boolean {
+  if (ArrayBuffer.isView(value)) return !(value instanceof Uint8Array);
+  return NOT_WRITTEN_TAGS.has(Object.prototype.toString.call(value).slice(8, -1));
+}
+
+/** JSON.stringify's replacer for values with bytes or non-finite numbers: JsonConverter's forms for them. */
+function asJsonConverterWrites(this: unknown, key: string, converted: unknown): unknown {
+  // The holder's own value: for a Buffer, `converted` is already its toJSON() form.
+  const given: unknown = (this as Record<string, unknown>)[key];
+  if (given instanceof Uint8Array) return Buffer.from(given.buffer, given.byteOffset, given.byteLength).toString('base64');
+  if (typeof converted === 'number' && converted - converted !== 0) return String(converted);
+  return converted;
+}
+
+/** Where the first value {@link jsonKind} refuses is (a path from `$`, the whole value), and what it is. */
+function whatIsNotWritten(value: unknown): string {
+  const ancestors: Array<{ readonly value: object; readonly path: string }> = [];
+  const find = (v: unknown, path: string): string | undefined => {
+    if (typeof v === 'bigint')
+      return `${shortPath(path)} is the bigint ${v}n, which JSON.stringify cannot write: give a string or a number`;
+    if (typeof v === 'function' || typeof v === 'symbol') return `${shortPath(path)} is a ${typeof v}, which JSON leaves out`;
+    if (typeof v !== 'object' || v === null) return undefined;
+    const again = ancestors.find((a) => a.value === v);
+    if (again) return `${shortPath(path)} is ${shortPath(again.path)} again (a cycle), which JSON cannot write`;
+    if (ancestors.length >= MAX_JSON_DEPTH) return `${shortPath(path)} nests deeper than ${MAX_JSON_DEPTH} levels`;
+    if (v instanceof Uint8Array || typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined;
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null && notWrittenAsGiven(v)) {
+      const hint =
+        v instanceof Map
+          ? 'give an object (Object.fromEntries) instead'
+          : v instanceof Set || ArrayBuffer.isView(v)
+            ? 'give an array (Array.from) instead'
+            : 'give its data as an object or string instead';
+      return `${shortPath(path)} is ${describe(v)}, which JSON.stringify writes as ${showJson(v)}: ${hint}`;
+    }
+    ancestors.push({ value: v, path });
+    try {
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const found = find(v[i], `${path}[${i}]`);
+          if (found) return found;
+        }
+        return undefined;
+      }
+      for (const key in v) {
+        if (!Object.hasOwn(v, key)) continue;
+        const found = find((v as Record<string, unknown>)[key], `${path}.${key}`);
+        if (found) return found;
+      }
+      return undefined;
+    } finally {
+      ancestors.pop();
+    }
+  };
+  return find(value, '$') ?? 'it is not a JSON value';
+}
+
+/** A path for a message: its start and end when it is long (a deep nesting). */
+function shortPath(path: string): string {
+  return path.length > 120 ? `${path.slice(0, 50)}...${path.slice(-50)}` : path;
+}
+
+function showJson(v: unknown): string {
+  const s = JSON.stringify(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
 
 /** UTF-8 text, like Kafka Connect's StringConverter: strings, numbers and booleans. */
 export const stringConverter: Converter = (value, topic) => {

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.connect.header.ConnectHeaders;
+import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.storage.SimpleHeaderConverter;
@@ -29,7 +30,13 @@ import org.apache.kafka.connect.transforms.predicates.Predicate;
  * SimpleHeaderConverter writes them (text), null as null.
  *
  * Values: an integer is a Long, another number a Double, {"$bytes": base64} a byte[],
- * {"$date": millis} a java.util.Date; floats are printed as the double they widen to.
+ * {"$date": millis} a java.util.Date, {"$double": "NaN" | "Infinity" | "-Infinity"} that Double;
+ * floats are printed as the double they widen to.
+ *
+ * With the argument {@code json}, stdin is instead a JSON array of values (in the same form), and
+ * the output one {"json": text or null} or {"error": "..."} per value: what JsonConverter with
+ * {@code schemas.enable=false} writes for it as a record value without a schema, for
+ * test/integration/json-converter.int.test.ts.
  */
 public final class Harness {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -47,7 +54,22 @@ public final class Harness {
         InputStream in = System.in;
         JsonNode cases = MAPPER.readTree(in);
         ArrayNode out = NODES.arrayNode();
-        for (JsonNode c : cases) out.add(runCase(c));
+        if (args.length > 0 && args[0].equals("json")) {
+            JsonConverter converter = new JsonConverter();
+            converter.configure(Map.of("schemas.enable", "false"), false);
+            for (JsonNode v : cases) {
+                ObjectNode one = out.addObject();
+                try {
+                    byte[] bytes = converter.fromConnectData("t", null, toJava(v));
+                    if (bytes == null) one.putNull("json");
+                    else one.put("json", new String(bytes, StandardCharsets.UTF_8));
+                } catch (Throwable e) {
+                    one.put("error", String.valueOf(e));
+                }
+            }
+        } else {
+            for (JsonNode c : cases) out.add(runCase(c));
+        }
         System.out.write(MAPPER.writeValueAsBytes(out));
         System.out.flush();
     }
@@ -160,6 +182,7 @@ public final class Harness {
         if (n.isObject()) {
             if (n.size() == 1 && n.has("$bytes")) return Base64.getDecoder().decode(n.get("$bytes").asText());
             if (n.size() == 1 && n.has("$date")) return new Date(n.get("$date").asLong());
+            if (n.size() == 1 && n.has("$double")) return Double.valueOf(n.get("$double").asText());
             Map<String, Object> m = new LinkedHashMap<>();
             for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();

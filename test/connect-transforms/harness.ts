@@ -65,9 +65,11 @@ export async function ensureHarness(): Promise<string> {
   const version = await connectVersion();
   const dir = join(CACHE, version);
   const libs = join(dir, 'libs');
-  const marker = `connect-transforms-${version}.jar`;
-  const has = (folder: string) => existsSync(join(folder, marker));
+  const markers = [`connect-transforms-${version}.jar`, `connect-json-${version}.jar`];
+  const has = (folder: string) => markers.every((m) => existsSync(join(folder, m)));
   if (!has(libs)) {
+    // A cache from before a jar was added to pom.xml: fetched again whole.
+    await rm(libs, { recursive: true, force: true });
     const fetched = await mavenCopyDependencies(POM, version, libs, has);
     if (!fetched.ok) {
       const { code, output } = fetched.result;
@@ -102,12 +104,27 @@ export async function ensureHarness(): Promise<string> {
 
 /** Runs every case through Kafka Connect's transforms in one JVM (in UTC, as the comparison assumes). */
 export async function runOracle(cases: readonly OracleCase[]): Promise<OracleOutcome[]> {
+  return JSON.parse(await runHarness([], cases)) as OracleOutcome[];
+}
+
+/** What Kafka Connect's JsonConverter (`schemas.enable=false`) wrote for one schemaless value: its text, or its exception. */
+export type JsonConverterOutcome = { readonly json: string | null } | { readonly error: string };
+
+/**
+ * Runs each value (in the harness's form: `{"$bytes": base64}` a byte[], `{"$double": "NaN"}`
+ * that Double) through Kafka Connect's JsonConverter with `schemas.enable=false`, in one JVM.
+ */
+export async function runJsonConverterOracle(values: readonly unknown[]): Promise<JsonConverterOutcome[]> {
+  return JSON.parse(await runHarness(['json'], values)) as JsonConverterOutcome[];
+}
+
+async function runHarness(args: readonly string[], input: unknown): Promise<string> {
   const classpath = await ensureHarness();
-  const input = join(CACHE, `cases-${process.pid}.json`);
-  await writeFile(input, JSON.stringify(cases));
+  const file = join(CACHE, `cases-${process.pid}-${Date.now()}.json`);
+  await writeFile(file, JSON.stringify(input));
   try {
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-      const child = spawn('java', ['-Xshare:auto', '-Duser.timezone=UTC', '-cp', classpath, 'Harness'], {
+      const child = spawn('java', ['-Xshare:auto', '-Duser.timezone=UTC', '-cp', classpath, 'Harness', ...args], {
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       let out = '';
@@ -120,12 +137,12 @@ export async function runOracle(cases: readonly OracleCase[]): Promise<OracleOut
       });
       child.on('error', fail);
       child.on('close', (c) => done({ code: c, stdout: out, stderr: err }));
-      readFile(input).then((data) => child.stdin.end(data), fail);
+      readFile(file).then((data) => child.stdin.end(data), fail);
     });
     if (code !== 0) throw new Error(`The Kafka Connect harness exited with ${code}: ${stderr.slice(-2000)}`);
-    return JSON.parse(stdout) as OracleOutcome[];
+    return stdout;
   } finally {
-    await rm(input, { force: true });
+    await rm(file, { force: true });
   }
 }
 

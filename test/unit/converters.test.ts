@@ -16,6 +16,54 @@ describe('converters', () => {
     expect(() => jsonConverter({ toJSON: () => undefined }, 'orders')).toThrow(/cannot write an object to topic 'orders'/);
   });
 
+  it('json writes bytes as base64 and NaN and ±Infinity as strings at any depth, as JsonConverter does', () => {
+    const text = (v: unknown) => jsonConverter(v, 't')?.toString();
+    expect(text({ a: NaN, b: [Infinity, -Infinity], c: 1.5 })).toBe('{"a":"NaN","b":["Infinity","-Infinity"],"c":1.5}');
+    expect(text(NaN)).toBe('"NaN"');
+    expect(text({ raw: Buffer.from('hi'), list: [new Uint8Array([0, 1])] })).toBe('{"raw":"aGk=","list":["AAE="]}');
+    // A view into a larger buffer: only its own bytes.
+    const pooled = Buffer.from('xxhiyy').subarray(2, 4);
+    expect(text({ b: pooled })).toBe('{"b":"aGk="}');
+    expect(text(new Uint8Array([0, 1]))).toBe('"AAE="');
+    // Unchanged: a toJSON() is used, undefined properties are left out, class instances by their fields.
+    expect(
+      text({
+        when: new Date(0),
+        gone: undefined,
+        p: new (class P {
+          x = 1;
+          y = NaN;
+        })(),
+      }),
+    ).toBe('{"when":"1970-01-01T00:00:00.000Z","p":{"x":1,"y":"NaN"}}');
+    expect(text({ own: { toJSON: () => 'mine' } })).toBe('{"own":"mine"}');
+  });
+
+  it('json refuses, with its path, what JSON.stringify would write as another value or leave out', () => {
+    const refused = (v: unknown) => () => jsonConverter(v, 'orders');
+    expect(refused({ items: [{ tags: new Map([['a', 1]]) }] })).toThrow(
+      /^The json converter cannot write an object to topic 'orders' as it is: \$\.items\[0\]\.tags is an object of class Map, which JSON\.stringify writes as \{\}: give an object \(Object\.fromEntries\) instead\. Accepted: /,
+    );
+    expect(refused(new Set([1]))).toThrow(
+      /cannot write an object of class Set to topic 'orders' as it is: \$ is an object of class Set, which JSON\.stringify writes as \{\}: give an array \(Array\.from\)/,
+    );
+    expect(refused({ f: new Float64Array([1.5]) })).toThrow(
+      /\$\.f is an object of class Float64Array, which JSON\.stringify writes as \{"0":1\.5\}/,
+    );
+    expect(refused({ e: new Error('boom') })).toThrow(/\$\.e is an object of class Error, which JSON\.stringify writes as \{\}/);
+    expect(refused({ a: [1, { cb: () => 1 }] })).toThrow(/\$\.a\[1\]\.cb is a function, which JSON leaves out/);
+    expect(refused({ s: Symbol('s') })).toThrow(/\$\.s is a symbol, which JSON leaves out/);
+    expect(refused({ n: 12345678901234567890n })).toThrow(
+      /\$\.n is the bigint 12345678901234567890n, which JSON\.stringify cannot write: give a string or a number/,
+    );
+    const cycle: Record<string, unknown> = { id: 1 };
+    cycle.inner = { back: cycle };
+    expect(refused(cycle)).toThrow(/\$\.inner\.back is \$ again \(a cycle\), which JSON cannot write/);
+    let deep: unknown = 1;
+    for (let i = 0; i < 1001; i++) deep = { d: deep };
+    expect(refused(deep)).toThrow(/\$\.d\.d.*\.\.\..*\.d nests deeper than 1000 levels/);
+  });
+
   it('string writes text and refuses objects with a clear message', () => {
     expect(stringConverter(42, 't')?.toString()).toBe('42');
     expect(() => stringConverter({}, 'orders')).toThrow(/cannot write an object to topic 'orders'/);
