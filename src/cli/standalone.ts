@@ -163,7 +163,11 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     for (const c of connectors) {
       if (aborted()) break;
       try {
-        await worker.createConnector(c.name, c.config, { initialState: c.initialState, offsets: c.offsets });
+        await worker.createConnector(c.name, c.config, {
+          initialState: c.initialState,
+          offsets: c.offsets,
+          offsetsFromFile: c.file,
+        });
       } catch (e) {
         // Name the file: the worker only knows the connector's name.
         if (e instanceof ConfigError) throw new ConfigError(`connector config ${c.file} (connector '${c.name}')`, e.problems);

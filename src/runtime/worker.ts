@@ -148,6 +148,12 @@ const CODE_KEY = /^(producer|consumer|admin)\.override\.sasl\.oauthbearer\.token
 export interface CreateOptions {
   readonly initialState?: TargetState;
   readonly offsets?: ReadonlyArray<{ partition?: unknown; offset?: unknown }>;
+  /**
+   * Where `offsets` come from when they are read again at every start (a standalone connector
+   * file): then they are written only when the connector's name has no offsets stored, since
+   * stored ones are newer. Without it, `offsets` replace what is stored (KIP-995).
+   */
+  readonly offsetsFromFile?: string;
   /** What `connector.class` may name (default `any`). */
   readonly pluginAccess?: PluginAccess;
 }
@@ -1045,6 +1051,16 @@ export class Worker implements Herder {
         let previous: Array<{ store: OffsetStore; entries: OffsetEntry[] }> | undefined;
         try {
           await step('register');
+          const stored = entries && options.offsetsFromFile !== undefined ? await this.offsetStoreOf(name).read(name) : [];
+          if (entries && stored.length > 0) {
+            // Written at the first start; applied again at each start they would replay
+            // everything since, every time the worker restarts.
+            this.log.info(
+              { event: 'connector.offsets.kept', connector: name, file: options.offsetsFromFile, stored: stored.length },
+              `the offsets in ${options.offsetsFromFile} were not applied: connector '${name}' has ${stored.length} partition offset(s) stored, which are newer (a connector file's offsets are for its first start; to start from them again, stop the connector and DELETE /connectors/${name}/offsets, or PATCH them)`,
+            );
+            entries = undefined;
+          }
           if (entries) {
             const store = this.offsetStoreOf(name);
             // Each layer of a connector's own offsets topic is put back as it was on undo.
