@@ -1,3 +1,5 @@
+import { setField } from './json.js';
+
 /**
  * JSON text with object keys in sorted order at every depth and no white space, so that
  * equal partitions always give equal storage keys whatever order their keys were built in.
@@ -16,7 +18,7 @@ export function sortKeys(value: unknown): unknown {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = v !== null && typeof v === 'object' ? sortKeys(v) : v;
+    if (v !== undefined) setField(out, key, v !== null && typeof v === 'object' ? sortKeys(v) : v);
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { sortedKeys } from './canonical-json.js';
-import type { JsonObject } from './json.js';
+import { type JsonObject, setField } from './json.js';
 
 /** The outcome of decoding: the typed value, or one problem per line, each with its path. */
 export type Decoded<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly problems: string[] };
@@ -270,8 +270,8 @@ function sortedJsonCopy(value: object, depth: number): unknown {
     if (typeof v === 'object' && v !== null) {
       const c = sortedJsonCopy(v, depth + 1);
       if (c === NOT_JSON) return NOT_JSON;
-      out[key] = c;
-    } else if (isJsonPrimitive(v)) out[key] = v;
+      setField(out, key, c);
+    } else if (isJsonPrimitive(v)) setField(out, key, v);
     else return NOT_JSON;
   }
   return out;

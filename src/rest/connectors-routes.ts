@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { isTributaryError } from '../api/errors.js';
+import { setField } from '../api/json.js';
 import type { Logger } from '../api/logger.js';
 import { connectorManagesOffsets, offsetsChangedMessage } from '../runtime/connector-config.js';
 import type { Herder } from '../runtime/herder.js';
@@ -41,10 +42,10 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Herder, log: Log
     const out: Record<string, { status?: ConnectorStateJson; info?: ConnectorInfoJson }> = {};
     for (const name of names) {
       try {
-        out[name] = {
+        setField(out, name, {
           ...(withStatus ? { status: connectorStateJson(await worker.connectorStatus(name)) } : {}),
           ...(withInfo ? { info: connectorInfoJson(await worker.describeConnector(name)) } : {}),
-        };
+        });
       } catch (e) {
         // A connector deleted meanwhile is left out, as Kafka Connect does.
         if (!(isTributaryError(e) && e.code === 'CONNECTOR_NOT_FOUND')) throw e;

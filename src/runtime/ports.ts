@@ -4,7 +4,7 @@
  * imports kafkajs or the file system directly.
  */
 
-import type { JsonObject } from '../api/json.js';
+import { type JsonObject, setField } from '../api/json.js';
 
 export type { JsonObject, JsonValue } from '../api/json.js';
 
@@ -155,6 +155,5 @@ export function isTransactionalSender(sender: RecordSender): sender is Transacti
  * Senders write every own key.
  */
 export function setHeader(headers: Record<string, unknown>, name: string, value: unknown): void {
-  if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
-  else headers[name] = value;
+  setField(headers, name, value);
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TributaryError } from '../api/errors.js';
+import { setField } from '../api/json.js';
 import type { JsonObject, OffsetEntry } from '../runtime/ports.js';
 import { FileLock } from './file-lock.js';
 import { MemoryOffsetStore } from './memory-offset-store.js';
@@ -104,7 +105,7 @@ export class FileOffsetStore extends MemoryOffsetStore {
     await this.lock?.verify();
     const connectors: Record<string, { partition: JsonObject; offset: JsonObject }[]> = {};
     for (const [connector, partitions] of [...this.data].sort(([a], [b]) => a.localeCompare(b))) {
-      connectors[connector] = [...partitions.values()];
+      setField(connectors, connector, [...partitions.values()]);
     }
     const text = `${JSON.stringify({ format: FORMAT, connectors }, null, 1)}\n`;
     const dir = dirname(this.filename);

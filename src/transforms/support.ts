@@ -1,5 +1,6 @@
 import * as t from 'io-ts';
 import { TributaryError } from '../api/errors.js';
+import { setField } from '../api/json.js';
 import type { TransformRecord } from '../api/transformation.js';
 import { javaClassOf } from './java-compat.js';
 
@@ -51,11 +52,7 @@ export function put(map: Readonly<Record<string, unknown>>, key: string, value: 
   return out;
 }
 
-/** Sets a field as an own property, `__proto__` included. */
-export function setField(map: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
-  else map[key] = value;
-}
+export { setField };
 
 /** A field's value when the map has it as its own, else undefined (Java's `Map.get`). */
 export function getField(map: Readonly<Record<string, unknown>>, key: string): unknown {

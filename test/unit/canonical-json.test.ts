@@ -50,6 +50,14 @@ describe('sortKeys', () => {
     );
   });
 
+  it("keeps a key named __proto__ (JSON.parse makes it an own property) instead of setting the copy's prototype", () => {
+    const a = JSON.parse('{"__proto__":"table_a","z":1}') as unknown;
+    const b = JSON.parse('{"__proto__":"table_b","z":1}') as unknown;
+    expect(canonicalJson(a)).toBe('{"__proto__":"table_a","z":1}');
+    expect(canonicalJson(b)).not.toBe(canonicalJson(a));
+    expect(Object.getPrototypeOf(sortKeys(a))).toBe(Object.prototype);
+  });
+
   it('copies: changing the input afterwards does not change the result', () => {
     const offset = { position: 1, nested: { b: 2, a: 1 } };
     const copy = sortKeys(offset) as typeof offset;

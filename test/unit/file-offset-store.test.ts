@@ -59,6 +59,28 @@ describe('FileOffsetStore', () => {
     expect((await b.connectors()).sort()).toEqual(['c1', 'c2']);
   });
 
+  it('keeps the offsets of a connector named __proto__, and partitions told apart by a __proto__ key, across instances', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const a = store(file);
+    await a.start();
+    const tableA = JSON.parse('{"__proto__":"table_a"}') as Record<string, string>;
+    const tableB = JSON.parse('{"__proto__":"table_b"}') as Record<string, string>;
+    await a.write('__proto__', [{ partition: { file: 'x' }, offset: { line: 42 } }]);
+    await a.write('c', [
+      { partition: tableA, offset: { lsn: 100 } },
+      { partition: tableB, offset: { lsn: 5 } },
+    ]);
+    await a.stop();
+    const b = store(file);
+    await b.start();
+    expect(await b.read('__proto__')).toEqual([{ partition: { file: 'x' }, offset: { line: 42 } }]);
+    const read = await b.read('c');
+    expect(read.map((e) => [JSON.stringify(e.partition), e.offset])).toEqual([
+      ['{"__proto__":"table_a"}', { lsn: 100 }],
+      ['{"__proto__":"table_b"}', { lsn: 5 }],
+    ]);
+  });
+
   it('replaces the file atomically, leaving no temporary file behind', async () => {
     const dir = await tmp();
     const file = join(dir, 'offsets.json');

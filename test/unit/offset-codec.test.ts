@@ -159,6 +159,12 @@ describe('offsetCodec', () => {
     );
   });
 
+  it("encodes a key named __proto__ as a key, not as the copy's prototype", () => {
+    const byTable = offsetCodec({ partition: t.record(t.string, t.string), offset: t.type({ n: t.number }) });
+    const encoded = byTable.encodePartition(JSON.parse('{"__proto__":"table_a","z":"x"}') as Record<string, string>);
+    expect(JSON.stringify(encoded)).toBe('{"__proto__":"table_a","z":"x"}');
+  });
+
   it('round-trips', () => {
     const offset = { lsn: '0/16B3748', txId: 7, parts: [] };
     const decoded = codec.decodeOffset(JSON.parse(JSON.stringify(codec.encodeOffset(offset))));

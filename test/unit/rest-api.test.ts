@@ -135,6 +135,17 @@ async function until(check: () => Promise<boolean> | boolean, ms = 3000): Promis
 }
 
 describe('REST API: connectors', () => {
+  it("lists a connector named __proto__ in the expanded map (an assignment would have set the map's prototype)", async () => {
+    const { call } = await setUp();
+    expect((await call('POST', '/connectors', { name: '__proto__', config: line() })).status).toBe(201);
+    const res = await call('GET', '/connectors?expand=status');
+    expect(res.status).toBe(200);
+    expect(JSON.parse(JSON.stringify(res.body))).toEqual(
+      JSON.parse('{"__proto__":{"status":' + JSON.stringify((await call('GET', '/connectors/__proto__/status')).body) + '}}'),
+    );
+    expect(Object.keys(res.body)).toEqual(['__proto__']);
+  });
+
   it('answers GET / with version, commit and the Kafka cluster id', async () => {
     const { call } = await setUp({ clusterId: async () => 'abc-cluster' });
     const res = await call('GET', '/');
