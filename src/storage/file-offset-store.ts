@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, open, readdir, readFile, readlink, realpath, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { TributaryError } from '../api/errors.js';
 import { setField } from '../api/json.js';
 import type { JsonObject, OffsetEntry } from '../runtime/ports.js';
@@ -24,27 +24,34 @@ const FORMAT = 'tributary-offsets/1';
  * by a process that is gone is taken over. `stop()` releases it. `start()` then writes the
  * file once, so a file that cannot be written fails the start (`OFFSET_STORE_UNWRITABLE`)
  * before any record is sent, rather than the first flush.
+ *
+ * A symbolic link (to a persistent volume, say) is followed at start: the lock, the temporary
+ * files and the rename are beside the file it leads to, so the link stays a link and a worker
+ * given the file's own path takes the same lock.
  */
 export class FileOffsetStore extends MemoryOffsetStore {
   private queue: Promise<void> = Promise.resolve();
   private lock: FileLock | undefined;
+  /** The file written: {@link filename} with its links followed, set by `start()`. */
+  private target: string;
 
   constructor(readonly filename: string) {
     super();
+    this.target = filename;
   }
 
   override async start(): Promise<void> {
     if (this.lock !== undefined) return;
     try {
-      await mkdir(dirname(this.filename), { recursive: true });
+      this.target = await linkTarget(this.filename);
     } catch (e) {
-      throw unwritable(this.filename, `creating its folder failed (${(e as Error).message})`, e);
+      throw unwritable(this.filename, `finding the file it names failed (${(e as Error).message})`, e);
     }
-    const lock = await FileLock.acquire(this.filename);
+    const lock = await FileLock.acquire(this.target);
     try {
       let text: string | undefined;
       try {
-        text = await readFile(this.filename, 'utf8');
+        text = await readFile(this.target, 'utf8');
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
           throw new TributaryError('OFFSET_STORE_CORRUPT', `Cannot read offsets file ${this.filename}: ${(e as Error).message}`, {
@@ -52,6 +59,9 @@ export class FileOffsetStore extends MemoryOffsetStore {
           });
         }
       }
+      await removeLeftTemporaryFiles(this.target);
+      // Started again after a stop: the file is what holds, not what this store last knew.
+      this.data.clear();
       if (text !== undefined) {
         for (const [connector, entries] of parseOffsetsFile(this.filename, text)) this.apply(connector, entries);
       }
@@ -108,9 +118,9 @@ export class FileOffsetStore extends MemoryOffsetStore {
       setField(connectors, connector, [...partitions.values()]);
     }
     const text = `${JSON.stringify({ format: FORMAT, connectors }, null, 1)}\n`;
-    const dir = dirname(this.filename);
+    const dir = dirname(this.target);
     await mkdir(dir, { recursive: true });
-    const tmp = join(dir, `.${basename(this.filename)}.${process.pid}.${randomUUID()}.tmp`);
+    const tmp = join(dir, `.${basename(this.target)}.${process.pid}.${randomUUID()}.tmp`);
     const handle = await open(tmp, 'wx');
     try {
       try {
@@ -119,7 +129,7 @@ export class FileOffsetStore extends MemoryOffsetStore {
       } finally {
         await handle.close();
       }
-      await rename(tmp, this.filename);
+      await rename(tmp, this.target);
     } catch (e) {
       await rm(tmp, { force: true });
       throw e;
@@ -139,6 +149,43 @@ function unwritable(filename: string, why: string, cause: unknown): TributaryErr
     `Offsets file ${filename} cannot be written: ${why}. Give offset.storage.file.filename a path in a folder this worker can write.`,
     { cause },
   );
+}
+
+/**
+ * Removes the temporary files of writers killed between writing one and renaming it (each a
+ * whole copy of the offsets). Called with the lock held: no live writer has one.
+ */
+async function removeLeftTemporaryFiles(target: string): Promise<void> {
+  const prefix = `.${basename(target)}.`;
+  const left = (await readdir(dirname(target))).filter((n) => n.startsWith(prefix) && n.endsWith('.tmp'));
+  await Promise.all(left.map((n) => rm(join(dirname(target), n), { force: true })));
+}
+
+/**
+ * The path of the file `file` names, its symbolic links (also a dangling one, whose file is
+ * not written yet) followed, its folder created when missing.
+ */
+async function linkTarget(file: string): Promise<string> {
+  let path = resolve(file);
+  for (let hops = 0; hops <= 40; hops++) {
+    try {
+      return await realpath(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    let link: string;
+    try {
+      link = await readlink(path);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EINVAL') throw e;
+      // No file yet (and no link): it is created in its folder, whose own links are followed.
+      await mkdir(dirname(path), { recursive: true });
+      return join(await realpath(dirname(path)), basename(path));
+    }
+    path = resolve(dirname(path), link);
+  }
+  throw new Error('more than 40 symbolic links in a row (a loop?)');
 }
 
 /** Parses an offsets file; throws OFFSET_STORE_CORRUPT naming the file and what is wrong. */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -79,6 +79,50 @@ describe('FileOffsetStore', () => {
       ['{"__proto__":"table_a"}', { lsn: 100 }],
       ['{"__proto__":"table_b"}', { lsn: 5 }],
     ]);
+  });
+
+  it('follows a symbolic link: the link stays a link, the file it leads to is written, and its own path takes the same lock', async () => {
+    const volume = await tmp();
+    const app = await tmp();
+    const real = join(volume, 'offsets.json');
+    const link = join(app, 'offsets.json');
+    await symlink(real, link); // dangling until the first write
+    const a = store(link);
+    await a.start();
+    await a.write('c', [{ partition: { file: 'x' }, offset: { line: 500 } }]);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(await readFile(real, 'utf8')).connectors.c).toEqual([{ partition: { file: 'x' }, offset: { line: 500 } }]);
+    expect((await readdir(app)).sort()).toEqual(['offsets.json']);
+    await expect(store(real).start()).rejects.toMatchObject({ code: 'OFFSET_STORE_LOCKED' });
+    await a.stop();
+    const b = store(link);
+    await b.start();
+    expect(await b.read('c')).toEqual([{ partition: { file: 'x' }, offset: { line: 500 } }]);
+  });
+
+  it('started again after a stop, reads the file as it is now, not what it held before', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const a = store(file);
+    await a.start();
+    await a.write('c', [{ partition: { file: 'x' }, offset: { line: 100 } }]);
+    await a.stop();
+    const b = store(file);
+    await b.start();
+    await b.write('c', [{ partition: { file: 'x' }, offset: null }]);
+    await b.stop();
+    await a.start();
+    expect(await a.read('c')).toEqual([]);
+    expect(JSON.parse(await readFile(file, 'utf8')).connectors).toEqual({});
+  });
+
+  it('removes at start the temporary files of a writer killed before its rename, and only those of its file', async () => {
+    const dir = await tmp();
+    const file = join(dir, 'offsets.json');
+    await writeFile(join(dir, '.offsets.json.4242.0b6c2c1e-1111-4222-8333-944455556666.tmp'), '{"format":');
+    await writeFile(join(dir, '.other.json.4242.x.tmp'), 'kept');
+    const a = store(file);
+    await a.start();
+    expect((await readdir(dir)).sort()).toEqual(['.other.json.4242.x.tmp', 'offsets.json', 'offsets.json.lock']);
   });
 
   it('replaces the file atomically, leaving no temporary file behind', async () => {
