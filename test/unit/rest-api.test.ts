@@ -141,7 +141,7 @@ describe('REST API: connectors', () => {
     const res = await call('GET', '/connectors?expand=status');
     expect(res.status).toBe(200);
     expect(JSON.parse(JSON.stringify(res.body))).toEqual(
-      JSON.parse('{"__proto__":{"status":' + JSON.stringify((await call('GET', '/connectors/__proto__/status')).body) + '}}'),
+      JSON.parse(`{"__proto__":{"status":${JSON.stringify((await call('GET', '/connectors/__proto__/status')).body)}}}`),
     );
     expect(Object.keys(res.body)).toEqual(['__proto__']);
   });
