@@ -88,7 +88,9 @@ export class LibrdkafkaSender implements RecordSender {
   private outstanding = 0;
   private idle: Array<() => void> = [];
   /** Records refused because librdkafka's queue was full, sent again as reports free room. */
-  private backlog: Array<[OutgoingRecord, SendCallback]> = [];
+  /** Records librdkafka's queue had no room for, in order, from {@link backlogHead} on (a shift per record would be linear). */
+  private backlog: Array<[OutgoingRecord, SendCallback] | undefined> = [];
+  private backlogHead = 0;
   private readonly stallAfterMs: number;
   private readonly stallListeners: Array<(stall: SenderStall | undefined) => void> = [];
   /** `Date.now()` at the last delivery report, or when records started to wait. */
@@ -188,7 +190,7 @@ export class LibrdkafkaSender implements RecordSender {
       this.watch();
     }
     this.outstanding++;
-    if (this.backlog.length > 0 || !this.produce(record, onDone)) this.backlog.push([record, onDone]);
+    if (this.backlogHead < this.backlog.length || !this.produce(record, onDone)) this.backlog.push([record, onDone]);
   }
 
   async flush(): Promise<void> {
@@ -220,9 +222,13 @@ export class LibrdkafkaSender implements RecordSender {
       clearTimeout(timer);
     }
     await disconnectRdkafka(this.producer);
-    const left = [...this.unreported.values(), ...this.backlog.map(([, onDone]) => onDone)];
+    const left = [
+      ...this.unreported.values(),
+      ...this.backlog.slice(this.backlogHead).map((e) => (e as [OutgoingRecord, SendCallback])[1]),
+    ];
     this.unreported.clear();
     this.backlog = [];
+    this.backlogHead = 0;
     this.outstanding = 0;
     const error = new TributaryError(
       'SEND_FAILED',
@@ -286,10 +292,17 @@ export class LibrdkafkaSender implements RecordSender {
         timestamp: report.timestamp,
       });
     }
-    while (this.backlog.length > 0) {
-      const [record, callback] = this.backlog[0] as [OutgoingRecord, SendCallback];
+    while (this.backlogHead < this.backlog.length) {
+      const [record, callback] = this.backlog[this.backlogHead] as [OutgoingRecord, SendCallback];
       if (!this.produce(record, callback)) break;
-      this.backlog.shift();
+      this.backlog[this.backlogHead++] = undefined;
+    }
+    if (this.backlogHead === this.backlog.length) {
+      this.backlog = [];
+      this.backlogHead = 0;
+    } else if (this.backlogHead > 1024 && this.backlogHead * 2 > this.backlog.length) {
+      this.backlog = this.backlog.slice(this.backlogHead);
+      this.backlogHead = 0;
     }
     if (this.outstanding === 0) {
       if (this.stalled !== undefined) this.unstall();

@@ -68,6 +68,22 @@ describe('LibrdkafkaSender', () => {
     expect(done[0]?.[1]).toEqual({ topic: 't', partition: 0, offset: 7, timestamp: undefined });
   });
 
+  it('keeps the order of a long backlog while it drains and new records join it, and close() fails each record left once', async () => {
+    const fake = new FakeProducer(100);
+    const sender = new LibrdkafkaSender(fake);
+    const acked: number[] = [];
+    const failed: number[] = [];
+    const send = (i: number) =>
+      sender.send({ topic: 't', key: null, value: Buffer.from(String(i)) }, (e) => (e ? failed : acked).push(i));
+    for (let i = 0; i < 3000; i++) send(i);
+    for (let i = 0; i < 2000; i++) fake.deliver();
+    for (let i = 3000; i < 3500; i++) send(i);
+    for (let i = 0; i < 1000; i++) fake.deliver();
+    expect(acked).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    await sender.close();
+    expect(failed).toEqual(Array.from({ length: 500 }, (_, i) => 3000 + i));
+  });
+
   it('reports a delivery failure and a refused record as SEND_FAILED', () => {
     const fake = new FakeProducer(10);
     const sender = new LibrdkafkaSender(fake);
