@@ -1502,6 +1502,17 @@ export class TaskRunner<P, O, C> {
     }
     this.log.warn({ event: 'offsets.flush.failed', err: error }, error.message);
     this.listener.flushFailed?.(error);
+    if (error.code === 'OFFSET_STORE_LOCKED') {
+      // Another worker took the offsets file over: no later flush can store anything, and both
+      // would write the same records. Not retried: the task stops and says why.
+      this.fail(
+        new TributaryError(
+          'OFFSET_STORE_LOCKED',
+          `Task ${this.id} can no longer store its offsets, so it stops instead of writing records it cannot commit: ${error.message}`,
+          { cause: error, retriable: false },
+        ),
+      );
+    }
   }
 
   /** Runs the task's commit() with what the flush made durable; bounded, so a hung hook cannot stop later flushes. */

@@ -1,5 +1,6 @@
 import { defer, from, NEVER, Observable, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { TributaryError } from '../../src/api/errors.js';
 import type { Logger } from '../../src/api/logger.js';
 import type { SenderStall } from '../../src/runtime/ports.js';
 import { TaskRunner } from '../../src/runtime/task-runner.js';
@@ -343,6 +344,27 @@ describe('failures that must stay inside the task', () => {
     expect(await store.read('c')).toEqual([{ partition: { stream: 'a' }, offset: { n: 1 } }]);
     expect(run.status.state).toBe('RUNNING');
     await run.stop();
+  });
+
+  it('fails the task at the flush that finds its offsets-file lock taken over, instead of writing records it can never commit', async () => {
+    class TakenOverStore extends MemoryOffsetStore {
+      override write(): Promise<void> {
+        return Promise.reject(
+          new TributaryError('OFFSET_STORE_LOCKED', 'Offsets file /x/offsets.json is locked by process 42 on host h'),
+        );
+      }
+    }
+    const { clock, task, run } = runner({ store: new TakenOverStore() });
+    task.rounds = [() => of(record('a', 1))];
+    await run.start();
+    await clock.advanceBy('1s');
+    const status = run.status;
+    expect(status.state).toBe('FAILED');
+    if (status.state !== 'FAILED') return;
+    expect((status.error as { code?: string }).code).toBe('OFFSET_STORE_LOCKED');
+    expect(status.error.message).toBe(
+      'Task c-0 can no longer store its offsets, so it stops instead of writing records it cannot commit: Offsets file /x/offsets.json is locked by process 42 on host h',
+    );
   });
 });
 
