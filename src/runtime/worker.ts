@@ -7,6 +7,7 @@ import { type Logger, silentLogger } from '../api/logger.js';
 import type { SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
 import type { SourceLag } from '../api/source-task.js';
 import { ConnectorOffsetStore } from '../storage/connector-offset-store.js';
+import { withTimeout } from './clock-timers.js';
 import { type ConfigProviders, configProviders } from './config-providers.js';
 import {
   type ConfigReport,
@@ -310,6 +311,11 @@ export class ConnectorRunner {
 
   get connectorClass(): SourceConnectorClass {
     return this.spec.connectorClass;
+  }
+
+  /** The config with provider values in (`${file:...}` read), as its tasks' settings are resolved from it. */
+  get resolvedConfig(): Readonly<Record<string, string>> {
+    return this.spec.resolved;
   }
 
   /** The decoded config, as the connector's `start` and `alterOffsets` get it. */
@@ -1051,6 +1057,7 @@ export class Worker implements Herder {
         let previous: Array<{ store: OffsetStore; entries: OffsetEntry[] }> | undefined;
         try {
           await step('register');
+          if (entries) await this.earlierWritesLanded(name, this.offsetStoreOf(name), spec.resolved);
           const stored = entries && options.offsetsFromFile !== undefined ? await this.offsetStoreOf(name).read(name) : [];
           if (entries && stored.length > 0) {
             // Written at the first start; applied again at each start they would replay
@@ -1268,6 +1275,7 @@ export class Worker implements Herder {
       this.requireStopped(runner);
       // Unusable stored values must not stop a reset, which is how they are repaired.
       const store = this.offsetStoreOf(name);
+      await this.earlierWritesLanded(name, store, runner.resolvedConfig);
       const stored = store.partitions
         ? (await store.partitions(name)).map((partition) => ({ partition, offset: null }))
         : await store.read(name);
@@ -1637,6 +1645,29 @@ export class Worker implements Herder {
       if (this.runners.get(name) !== runner) throw new TributaryError('CONNECTOR_NOT_FOUND', `Connector ${name} not found`);
       return fn(runner);
     });
+  }
+
+  /**
+   * Waits until every offsets write already made for `name` has taken effect, before offsets are
+   * read to be replaced: a stopped task's final flush that timed out may still be queued in the
+   * store, and landing after a reset it would bring back what was removed. Stores apply writes
+   * in call order, so a write of nothing is a barrier. Bounded by `offset.flush.timeout.ms`.
+   */
+  private async earlierWritesLanded(name: string, store: OffsetStore, config: Readonly<Record<string, string>>): Promise<void> {
+    let timeoutMs = 5_000; // offset.flush.timeout.ms's default, for a config whose task settings are refused
+    try {
+      timeoutMs = resolveTaskSettings(this.options.config, config).flushTimeoutMs;
+    } catch {}
+    const landed = await withTimeout(this.options.clock ?? systemClock, store.write(name, []), timeoutMs);
+    if (!landed.ok) {
+      throw new TributaryError(
+        'OFFSET_FLUSH_TIMEOUT',
+        landed.timedOut
+          ? `An offsets write of connector '${name}' made before it stopped has not finished within offset.flush.timeout.ms (${timeoutMs} ms): the offset store is slow or unreachable. Nothing was changed; try again once it has finished`
+          : `The offset store failed while the offsets of connector '${name}' were being changed, and nothing was changed: ${(landed.error as Error).message}`,
+        landed.timedOut ? {} : { cause: landed.error },
+      );
+    }
   }
 
   private requireStopped(runner: ConnectorRunner): void {

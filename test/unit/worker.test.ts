@@ -110,6 +110,47 @@ describe('Worker', () => {
     await w.stop();
   });
 
+  it("resets a stopped connector's offsets only once the write of its last flush has landed, else refuses and changes nothing", async () => {
+    /** A store whose writes, while held, wait for release(), in call order (as OffsetStore requires). */
+    class HeldStore extends MemoryOffsetStore {
+      held = false;
+      private queue: Promise<void> = Promise.resolve();
+      private gates: Array<() => void> = [];
+      override write(connector: string, entries: readonly OffsetEntry[]): Promise<void> {
+        const wait = this.held ? new Promise<void>((r) => this.gates.push(r)) : Promise.resolve();
+        const next = this.queue.then(async () => {
+          await wait;
+          this.apply(connector, entries);
+        });
+        this.queue = next.catch(() => {});
+        return next;
+      }
+      release(): void {
+        this.held = false;
+        for (const open of this.gates.splice(0)) open();
+      }
+    }
+    const store = new HeldStore();
+    const { w, sender } = worker(store, {
+      config: { 'offset.flush.interval.ms': '600000', 'offset.flush.timeout.ms': '200', 'task.shutdown.graceful.timeout.ms': '300' },
+    });
+    await w.start();
+    await w.createConnector('gen', config());
+    await until(() => sender.sent.length === 5, 'five records');
+    store.held = true; // the store is slow now: the final flush at stop times out, its write still queued
+    await w.stopConnector('gen');
+    expect(await store.read('gen')).toEqual([]);
+    await expect(w.resetOffsets('gen')).rejects.toMatchObject({
+      code: 'OFFSET_FLUSH_TIMEOUT',
+      message: expect.stringContaining("An offsets write of connector 'gen' made before it stopped has not finished within"),
+    });
+    const reset = w.resetOffsets('gen');
+    store.release();
+    await reset;
+    expect(await store.read('gen')).toEqual([]);
+    await w.stop();
+  });
+
   it('runs a connector to completion and keeps offsets after delete', async () => {
     const { w, store, sender } = worker();
     await w.start();
