@@ -114,7 +114,13 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
       onPause: () => this.stream?.pause(),
       onResume: () => this.stream?.resume(),
     });
-    this.decoder = new ChangeDecoder({ resumeFrom: plan.resumeFrom, tables, emit: (change) => this.buffer.push(change) });
+    this.decoder = new ChangeDecoder({
+      resumeFrom: plan.resumeFrom,
+      tables,
+      otherRelations: plan.otherRelations,
+      publication: config['publication.name'],
+      emit: (change) => this.buffer.push(change),
+    });
     try {
       this.stream = await ReplicationStream.open({
         client: clientConfig(config),

@@ -1,0 +1,118 @@
+import type { TributaryError } from 'tributary-connect';
+import { MockRuntime } from 'tributary-connect/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type CdcOffset,
+  type CdcPartition,
+  type ChangeValue,
+  type PostgresCdcConfig,
+  PostgresCdcTask,
+  postgresCdcConfig,
+} from '../src/index.js';
+import { eventually } from './eventually.js';
+import { type PgCluster, startPgCluster } from './pg-cluster.js';
+
+/**
+ * What the task captures, and refuses, when the captured tables are not plain tables the
+ * publication publishes whole: partitioned tables, tables re-created while the task runs,
+ * publications that leave out some operations, replica identities that are not the key.
+ */
+
+type Run = MockRuntime<CdcPartition, CdcOffset, PostgresCdcConfig>;
+
+let cluster: PgCluster;
+const runs: Run[] = [];
+let seq = 0;
+
+beforeAll(async () => {
+  cluster = await startPgCluster();
+}, 120_000);
+
+afterEach(async () => {
+  for (const run of runs.splice(0)) if (run.status.state !== 'FAILED' && run.status.state !== 'STOPPED') await run.stop();
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** A fresh slot, publication and table-name suffix for each test. */
+function names() {
+  seq++;
+  return { slot: `cap_${seq}`, publication: `cap_pub_${seq}`, n: seq };
+}
+
+async function start(extra: Record<string, unknown>, connectorConfig: Record<string, unknown> = {}): Promise<Run> {
+  const parsed = postgresCdcConfig.parse({ 'connection.string': cluster.connectionString(), 'topic.prefix': 'shop', ...extra });
+  if (!parsed.ok) throw new Error(parsed.problems.map((p) => p.message).join('; '));
+  const run = await MockRuntime.start(PostgresCdcTask, {
+    config: parsed.value,
+    connectorConfig: { 'heartbeat.topic': 'beats', ...connectorConfig },
+    workerConfig: { 'offset.flush.interval.ms': 3_600_000 },
+  });
+  runs.push(run);
+  return run;
+}
+
+/** The error of a task that failed, or a test failure saying what state it is in instead. */
+function failure(run: Run): TributaryError {
+  const status = run.status;
+  if (status.state !== 'FAILED') throw new Error(`expected the task to have failed, it is ${status.state}`);
+  return status.error as TributaryError;
+}
+
+const changes = (run: Run, topic: string) =>
+  run.records(topic).map((r) => [(r.value as ChangeValue).op, r.key, (r.value as ChangeValue).source.table]);
+
+describe('postgres-cdc captured tables', () => {
+  it('captures the changes of a partitioned table under the partitioned table name', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE events_${n} (id int, at date, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+      CREATE TABLE events_${n}_2024 PARTITION OF events_${n} FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');`);
+    const run = await start({ tables: `events_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`
+      INSERT INTO events_${n} VALUES (1, '2024-03-01'), (2, '2024-04-01');
+      DELETE FROM events_${n} WHERE id = 1;`);
+    const topic = `shop.public.events_${n}`;
+    await eventually('three change records', () => run.records(topic).length >= 3, { runs: [run] });
+    expect(changes(run, topic)).toEqual([
+      ['c', { id: 1, at: expect.anything() }, `events_${n}`],
+      ['c', { id: 2, at: expect.anything() }, `events_${n}`],
+      ['d', { id: 1, at: expect.anything() }, `events_${n}`],
+    ]);
+    const published = await cluster.query<{ pubviaroot: boolean }>('SELECT pubviaroot FROM pg_publication WHERE pubname = $1', [
+      publication,
+    ]);
+    expect(published).toEqual([{ pubviaroot: true }]);
+  });
+
+  it('refuses an existing publication that publishes a captured partitioned table under its partitions names', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE events_${n} (id int, at date, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+      CREATE TABLE events_${n}_2024 PARTITION OF events_${n} FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+      CREATE PUBLICATION ${publication} FOR TABLE events_${n};`);
+    const run = await start({ tables: `events_${n}`, 'slot.name': slot, 'publication.name': publication });
+    expect(failure(run).code).toBe('CONFIG_INVALID');
+    expect(failure(run).message).toContain(
+      `tables: public.events_${n} is a partitioned table, and publication "${publication}" publishes its changes under ` +
+        `the partitions' names, which are not captured: ALTER PUBLICATION "${publication}" SET (publish_via_partition_root = true)`,
+    );
+  });
+
+  it('fails the task when the publication sends changes of a relation it did not hold at start', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`CREATE TABLE a_${n} (id int PRIMARY KEY); CREATE TABLE b_${n} (id int PRIMARY KEY);`);
+    const run = await start({ tables: `a_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`ALTER PUBLICATION ${publication} ADD TABLE b_${n}`);
+    await cluster.query(`INSERT INTO a_${n} VALUES (1); INSERT INTO b_${n} VALUES (1);`);
+    await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
+    expect(run.records(`shop.public.a_${n}`)).toHaveLength(1);
+    expect(failure(run).message).toMatch(
+      new RegExp(
+        `publication "${publication}" sent a change of public.b_${n} \\(relation OID \\d+\\), which is neither a captured table`,
+      ),
+    );
+  });
+});
