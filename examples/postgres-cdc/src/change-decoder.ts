@@ -29,8 +29,11 @@ export interface RowChange {
 export interface ChangeDecoderOptions {
   /** The offset the stream resumes from: changes at or before it are not handed on again. */
   readonly resumeFrom: CdcOffset;
-  /** `schema.table` of the captured tables. */
-  readonly tables: ReadonlySet<string>;
+  /**
+   * The relation OID of each captured `schema.table`, as checked at start. A change under a
+   * captured name with another OID fails the decoder: the table was re-created or swapped.
+   */
+  readonly tables: ReadonlyMap<string, number>;
   /**
    * OIDs of the other relations the publication held at start: their changes are dropped. A
    * change of any relation neither captured nor listed here fails the decoder: dropping it
@@ -143,8 +146,17 @@ export class ChangeDecoder {
   /** True for a captured table, false for another table of the publication; throws for anything else. */
   private captures(relation: Pgoutput.MessageRelation): boolean {
     const name = `${relation.schema}.${relation.name}`;
-    if (this.options.tables.has(name)) return true;
     const oid = relationOid(relation);
+    const captured = this.options.tables.get(name);
+    if (captured === oid) return true;
+    if (captured !== undefined) {
+      throw new Error(
+        `publication "${this.options.publication}" sent a change of ${name} as relation OID ${oid}, but the table ` +
+          `captured at start is relation OID ${captured}: it was dropped and re-created, or swapped by renames, while ` +
+          'the task ran. The task captures one relation per name; restart it to capture the table that has the name now ' +
+          '(changes written to it before were not captured).',
+      );
+    }
     if (this.options.otherRelations.has(oid)) return false;
     throw new Error(
       `publication "${this.options.publication}" sent a change of ${name} (relation OID ${oid}), which is neither a ` +

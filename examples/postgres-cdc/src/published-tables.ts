@@ -30,3 +30,28 @@ export async function readPublishedTables(client: pg.Client, publication: string
   );
   return rows.map((r) => ({ name: r.name, oid: Number(r.oid), rowFilter: r.rowfilter, columns: r.attnames }));
 }
+
+/**
+ * Checks that each captured table is still published as the relation captured at start
+ * (same OID): a table dropped and re-created, or renamed and swapped, under a captured name is
+ * another relation, which the publication does not hold. Returns one line per problem, empty
+ * when all is well.
+ */
+export async function capturedTableChanges(
+  client: pg.Client,
+  publication: string,
+  captured: ReadonlyMap<string, number>,
+): Promise<string[]> {
+  const now = new Map((await readPublishedTables(client, publication)).map((t) => [t.name, t.oid]));
+  const problems: string[] = [];
+  for (const [name, oid] of captured) {
+    const current = now.get(name);
+    if (current === oid) continue;
+    problems.push(
+      current === undefined
+        ? `table ${name} (relation OID ${oid} at start) is no longer in publication "${publication}": it was dropped, renamed or removed from the publication`
+        : `table ${name} in publication "${publication}" is relation OID ${current}, not the relation OID ${oid} captured at start: it was dropped and re-created, or swapped by renames`,
+    );
+  }
+  return problems;
+}

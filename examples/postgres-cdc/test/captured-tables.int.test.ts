@@ -9,6 +9,7 @@ import {
   PostgresCdcTask,
   postgresCdcConfig,
 } from '../src/index.js';
+import { parseLsn } from '../src/lsn.js';
 import { eventually } from './eventually.js';
 import { type PgCluster, startPgCluster } from './pg-cluster.js';
 
@@ -59,6 +60,18 @@ function failure(run: Run): TributaryError {
   const status = run.status;
   if (status.state !== 'FAILED') throw new Error(`expected the task to have failed, it is ${status.state}`);
   return status.error as TributaryError;
+}
+
+async function walLsn(): Promise<string> {
+  return (await cluster.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn'))[0]!.lsn;
+}
+
+async function confirmedLsn(slot: string): Promise<string | undefined> {
+  const rows = await cluster.query<{ lsn: string }>(
+    'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1',
+    [slot],
+  );
+  return rows[0]?.lsn;
 }
 
 const changes = (run: Run, topic: string) =>
@@ -114,5 +127,61 @@ describe('postgres-cdc captured tables', () => {
         `publication "${publication}" sent a change of public.b_${n} \\(relation OID \\d+\\), which is neither a captured table`,
       ),
     );
+  });
+
+  it('fails the task, with no heartbeat past it, when a captured table is dropped and re-created', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`CREATE TABLE orders_${n} (id int PRIMARY KEY); CREATE TABLE noise_${n} (p text);`);
+    const run = await start(
+      { tables: `orders_${n}`, 'slot.name': slot, 'publication.name': publication },
+      { 'heartbeat.interval.ms': 500 },
+    );
+    await cluster.query(`INSERT INTO orders_${n} VALUES (1)`);
+    await eventually('the first change', () => run.dataRecords.length === 1, { runs: [run] });
+    await cluster.query(`DROP TABLE orders_${n}; CREATE TABLE orders_${n} (id int PRIMARY KEY);`);
+    const dropped = await walLsn();
+    await cluster.query(
+      `INSERT INTO orders_${n} VALUES (2); INSERT INTO noise_${n} SELECT repeat('n', 200) FROM generate_series(1, 300);`,
+    );
+    await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
+    expect(failure(run).message).toMatch(
+      new RegExp(
+        `table public.orders_${n} \\(relation OID \\d+ at start\\) is no longer in publication "${publication}": it was dropped, renamed or removed`,
+      ),
+    );
+    expect(failure(run).message).toContain('the offset is not moved past them');
+    expect(run.heartbeats.every((h) => parseLsn(h.sourceOffset.lsn) < parseLsn(dropped))).toBe(true);
+  });
+
+  it('fails the task when a captured table swapped by renames comes back into the publication', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`CREATE TABLE orders_${n} (id int PRIMARY KEY)`);
+    const run = await start({ tables: `orders_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`
+      ALTER TABLE orders_${n} RENAME TO orders_${n}_old;
+      CREATE TABLE orders_${n} (id int PRIMARY KEY);
+      ALTER PUBLICATION ${publication} ADD TABLE orders_${n};
+      INSERT INTO orders_${n} VALUES (1);`);
+    await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
+    expect(failure(run).message).toMatch(
+      new RegExp(
+        `sent a change of public.orders_${n} as relation OID \\d+, but the table captured at start is relation OID \\d+`,
+      ),
+    );
+    expect(run.dataRecords).toHaveLength(0);
+  });
+
+  it('does not confirm to the slot an offset past a captured table that was re-created', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`CREATE TABLE a_${n} (id int PRIMARY KEY); CREATE TABLE b_${n} (id int PRIMARY KEY);`);
+    const run = await start({ tables: `a_${n},b_${n}`, 'slot.name': slot, 'publication.name': publication });
+    const before = await confirmedLsn(slot);
+    await cluster.query(`DROP TABLE a_${n}; CREATE TABLE a_${n} (id int PRIMARY KEY); INSERT INTO a_${n} VALUES (1);`);
+    await cluster.query(`INSERT INTO b_${n} VALUES (1)`);
+    await eventually('the change of the other table', () => run.dataRecords.length === 1, { runs: [run] });
+    await run.flush();
+    await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
+    expect(failure(run).message).toContain(`table public.a_${n}`);
+    expect(await confirmedLsn(slot)).toBe(before);
   });
 });
