@@ -19,12 +19,24 @@ export interface ReplicationPlan {
   readonly otherRelations: ReadonlySet<number>;
 }
 
+/** The flags of a publication that decide what it sends. */
+interface PublicationRow {
+  insert: boolean;
+  update: boolean;
+  delete: boolean;
+  truncate: boolean;
+  /** `publish_via_partition_root` (PostgreSQL 13+; null before). */
+  viaroot: boolean | null;
+}
+
 /** What the catalog says about a captured table. */
 interface TableInfo {
   readonly oid: number;
   /** `r` table, `p` partitioned table. */
   readonly kind: string;
   readonly primaryKey: readonly string[];
+  /** The columns pgoutput can send (not dropped, not generated). */
+  readonly columns: readonly string[];
 }
 
 interface SlotRow {
@@ -157,21 +169,27 @@ export async function prepareReplication(
 }
 
 async function readTables(admin: pg.Client, tables: TableName[], database: string): Promise<Map<string, TableInfo>> {
-  const { rows } = await admin.query<{ oid: string; schema: string; table: string; kind: string; pk: string[] }>(
+  const { rows } = await admin.query<{ oid: string; schema: string; table: string; kind: string; pk: string[]; cols: string[] }>(
     `SELECT c.oid::text AS oid, n.nspname AS schema, c.relname AS table, c.relkind::text AS kind,
             ARRAY(SELECT a.attname::text
                     FROM pg_index i
                     CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
                    WHERE i.indrelid = c.oid AND i.indisprimary
-                   ORDER BY k.ord) AS pk
+                   ORDER BY k.ord) AS pk,
+            ARRAY(SELECT a.attname::text FROM pg_attribute a
+                   WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+                   ORDER BY a.attnum) AS cols
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind IN ('r', 'p')
         AND (n.nspname, c.relname) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
     [tables.map((t) => t.schema), tables.map((t) => t.table)],
   );
   const keys = new Map(
-    rows.map((r) => [`${r.schema}.${r.table}`, { oid: Number(r.oid), kind: r.kind, primaryKey: r.pk } satisfies TableInfo]),
+    rows.map((r) => [
+      `${r.schema}.${r.table}`,
+      { oid: Number(r.oid), kind: r.kind, primaryKey: r.pk, columns: r.cols } satisfies TableInfo,
+    ]),
   );
   const missing = tables.map(qualifiedName).filter((name) => !keys.has(name));
   if (missing.length > 0) {
@@ -197,8 +215,10 @@ async function ensurePublication(
   fail: (message: string) => TributaryError,
 ): Promise<{ tableOids: Map<string, number>; otherRelations: Set<number> }> {
   const quoted = pg.escapeIdentifier(publication);
-  const { rows: pubs } = await admin.query<{ viaroot: boolean | null }>(
-    "SELECT (to_jsonb(p) ->> 'pubviaroot')::boolean AS viaroot FROM pg_publication p WHERE pubname = $1",
+  const { rows: pubs } = await admin.query<PublicationRow>(
+    `SELECT pubinsert AS insert, pubupdate AS update, pubdelete AS delete, pubtruncate AS truncate,
+            (to_jsonb(p) ->> 'pubviaroot')::boolean AS viaroot
+       FROM pg_publication p WHERE pubname = $1`,
     [publication],
   );
   const pub = pubs[0];
@@ -209,7 +229,17 @@ async function ensurePublication(
     // partition's, which are not the captured table.
     await admin.query(`CREATE PUBLICATION ${quoted} FOR TABLE ${list} WITH (publish_via_partition_root = true)`);
     logger.info({ event: 'postgres-cdc.publication.created', publication }, `created publication "${publication}" for ${list}`);
-  } else if (pub.viaroot !== true) {
+  } else {
+    const left = (['insert', 'update', 'delete'] as const).filter((op) => !pub[op]);
+    if (left.length > 0) {
+      const all = pub.truncate ? 'insert, update, delete, truncate' : 'insert, update, delete';
+      throw new ConfigError('postgres-cdc config', [
+        `publication.name: publication "${publication}" does not publish ${left.join(', ')}: those changes of the ` +
+          `captured tables would be lost. It must publish insert, update and delete: ALTER PUBLICATION ${quoted} SET (publish = '${all}')`,
+      ]);
+    }
+  }
+  if (pub && pub.viaroot !== true) {
     const partitioned = [...info].filter(([, t]) => t.kind === 'p').map(([name]) => name);
     if (partitioned.length > 0) {
       throw new ConfigError(
@@ -233,6 +263,26 @@ async function ensurePublication(
       ),
     );
   }
+  const partial: string[] = [];
+  for (const name of tables.map(qualifiedName)) {
+    const table = byName.get(name);
+    const columns = info.get(name)?.columns ?? [];
+    if (!table) continue;
+    const fix = `publish it whole: ALTER PUBLICATION ${quoted} DROP TABLE ${name}, then ALTER PUBLICATION ${quoted} ADD TABLE ${name}`;
+    if (table.rowFilter !== null) {
+      partial.push(
+        `tables: publication "${publication}" publishes only the rows of ${name} WHERE ${table.rowFilter}: changes of other rows would be lost; ${fix}`,
+      );
+    }
+    const unpublished = table.columns === null ? [] : columns.filter((c) => !table.columns?.includes(c));
+    if (unpublished.length > 0) {
+      partial.push(
+        `tables: publication "${publication}" leaves column(s) ${unpublished.join(', ')} of ${name} out of its column list: ` +
+          `records would lack them; ${fix}`,
+      );
+    }
+  }
+  if (partial.length > 0) throw new ConfigError('postgres-cdc config', partial);
   const tableOids = new Map(tables.map(qualifiedName).map((name) => [name, byName.get(name)?.oid ?? 0]));
   const captured = new Set(tableOids.values());
   return { tableOids, otherRelations: new Set(published.map((t) => t.oid).filter((oid) => !captured.has(oid))) };

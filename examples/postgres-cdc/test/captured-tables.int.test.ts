@@ -184,4 +184,45 @@ describe('postgres-cdc captured tables', () => {
     expect(failure(run).message).toContain(`table public.a_${n}`);
     expect(await confirmedLsn(slot)).toBe(before);
   });
+
+  it('refuses an existing publication that does not publish deletes', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE items_${n} (id int PRIMARY KEY);
+      CREATE PUBLICATION ${publication} FOR TABLE items_${n} WITH (publish = 'insert, update');`);
+    const run = await start({ tables: `items_${n}`, 'slot.name': slot, 'publication.name': publication });
+    expect(failure(run).code).toBe('CONFIG_INVALID');
+    expect(failure(run).message).toContain(
+      `publication.name: publication "${publication}" does not publish delete: those changes of the captured tables ` +
+        `would be lost. It must publish insert, update and delete: ALTER PUBLICATION "${publication}" SET (publish = 'insert, update, delete')`,
+    );
+  });
+
+  it('refuses an existing publication with a row filter or a column list on a captured table', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE items_${n} (id int PRIMARY KEY, qty int, note text, total int GENERATED ALWAYS AS (qty * 2) STORED);
+      CREATE TABLE users_${n} (id int PRIMARY KEY, email text, name text);
+      CREATE PUBLICATION ${publication} FOR TABLE items_${n} WHERE (qty > 0), users_${n} (id, name);`);
+    const run = await start({ tables: `items_${n},users_${n}`, 'slot.name': slot, 'publication.name': publication });
+    expect(failure(run).code).toBe('CONFIG_INVALID');
+    expect(failure(run).message).toContain(
+      `tables: publication "${publication}" publishes only the rows of public.items_${n} WHERE (qty > 0): changes of other rows would be lost`,
+    );
+    expect(failure(run).message).toContain(
+      `tables: publication "${publication}" leaves column(s) email of public.users_${n} out of its column list: records would lack them`,
+    );
+    expect(failure(run).message).not.toContain(`of public.items_${n} out of its column list`);
+  });
+
+  it('accepts an existing publication that publishes the captured tables whole', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE items_${n} (id int PRIMARY KEY, qty int, total int GENERATED ALWAYS AS (qty * 2) STORED);
+      CREATE PUBLICATION ${publication} FOR TABLE items_${n} WITH (publish = 'insert, update, delete');`);
+    const run = await start({ tables: `items_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`INSERT INTO items_${n} VALUES (1, 2); DELETE FROM items_${n};`);
+    await eventually('two change records', () => run.dataRecords.length === 2, { runs: [run] });
+    expect(run.dataRecords.map((r) => (r.value as ChangeValue).op)).toEqual(['c', 'd']);
+  });
 });
