@@ -279,6 +279,16 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     const pk = this.primaryKeys.get(name);
     const keyColumns = pk && pk.length > 0 ? pk : change.identityColumns;
     const row = change.after ?? change.before;
+    if (pk && pk.length > 0 && row && pk.some((c) => row[c] === undefined)) {
+      // Checked at start, so the replica identity changed since: a key of nulls would be wrong.
+      throw new TributaryError(
+        'POLL_FAILED',
+        `PostgreSQL CDC: a ${change.op} of ${name} at ${formatLsn(change.lsn)} carries no value for primary key ` +
+          `column(s) ${pk.filter((c) => row[c] === undefined).join(', ')}, so it has no record key. The table's REPLICA ` +
+          'IDENTITY was probably changed while the task ran to an index without the primary key: set it back ' +
+          `(ALTER TABLE ${name} REPLICA IDENTITY DEFAULT) and restart the task.`,
+      );
+    }
     const key = keyColumns.length > 0 && row ? Object.fromEntries(keyColumns.map((c) => [c, row[c] ?? null])) : null;
     const commitLsn = parseLsn(change.offset.lsn);
     if (commitLsn > this.lastOffsetLsn) this.lastOffsetLsn = commitLsn;

@@ -37,6 +37,10 @@ interface TableInfo {
   readonly primaryKey: readonly string[];
   /** The columns pgoutput can send (not dropped, not generated). */
   readonly columns: readonly string[];
+  /** `relreplident`: `d` default (primary key), `i` index, `f` full, `n` nothing. */
+  readonly identity: string;
+  /** With `identity` `i`: the index's name and columns. */
+  readonly identityIndex: { readonly name: string; readonly columns: readonly string[] } | null;
 }
 
 interface SlotRow {
@@ -169,7 +173,17 @@ export async function prepareReplication(
 }
 
 async function readTables(admin: pg.Client, tables: TableName[], database: string): Promise<Map<string, TableInfo>> {
-  const { rows } = await admin.query<{ oid: string; schema: string; table: string; kind: string; pk: string[]; cols: string[] }>(
+  const { rows } = await admin.query<{
+    oid: string;
+    schema: string;
+    table: string;
+    kind: string;
+    pk: string[];
+    cols: string[];
+    identity: string;
+    identity_index: string | null;
+    identity_cols: string[];
+  }>(
     `SELECT c.oid::text AS oid, n.nspname AS schema, c.relname AS table, c.relkind::text AS kind,
             ARRAY(SELECT a.attname::text
                     FROM pg_index i
@@ -179,7 +193,15 @@ async function readTables(admin: pg.Client, tables: TableName[], database: strin
                    ORDER BY k.ord) AS pk,
             ARRAY(SELECT a.attname::text FROM pg_attribute a
                    WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-                   ORDER BY a.attnum) AS cols
+                   ORDER BY a.attnum) AS cols,
+            c.relreplident::text AS identity,
+            (SELECT i.indexrelid::regclass::text FROM pg_index i WHERE i.indrelid = c.oid AND i.indisreplident) AS identity_index,
+            ARRAY(SELECT a.attname::text
+                    FROM pg_index i
+                    CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                   WHERE i.indrelid = c.oid AND i.indisreplident
+                   ORDER BY k.ord) AS identity_cols
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind IN ('r', 'p')
         AND (n.nspname, c.relname) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
@@ -188,7 +210,14 @@ async function readTables(admin: pg.Client, tables: TableName[], database: strin
   const keys = new Map(
     rows.map((r) => [
       `${r.schema}.${r.table}`,
-      { oid: Number(r.oid), kind: r.kind, primaryKey: r.pk, columns: r.cols } satisfies TableInfo,
+      {
+        oid: Number(r.oid),
+        kind: r.kind,
+        primaryKey: r.pk,
+        columns: r.cols,
+        identity: r.identity,
+        identityIndex: r.identity === 'i' && r.identity_index ? { name: r.identity_index, columns: r.identity_cols } : null,
+      } satisfies TableInfo,
     ]),
   );
   const missing = tables.map(qualifiedName).filter((name) => !keys.has(name));
@@ -198,6 +227,21 @@ async function readTables(admin: pg.Client, tables: TableName[], database: strin
       missing.map((name) => `tables: table ${name} does not exist in database "${database}"`),
     );
   }
+  // A delete carries only the replica identity's columns: an identity index without the whole
+  // primary key would give deletes a key of nulls.
+  const keyless: string[] = [];
+  for (const [name, t] of keys) {
+    const index = t.identityIndex;
+    if (!index || t.primaryKey.length === 0) continue;
+    const absent = t.primaryKey.filter((c) => !index.columns.includes(c));
+    if (absent.length === 0) continue;
+    keyless.push(
+      `tables: ${name} has REPLICA IDENTITY USING INDEX ${index.name} (${index.columns.join(', ')}), which lacks ` +
+        `primary key column(s) ${absent.join(', ')}: a delete would carry no primary key, and the record key is the ` +
+        `primary key. ALTER TABLE ${name} REPLICA IDENTITY DEFAULT (or FULL), or use an identity index that contains the primary key`,
+    );
+  }
+  if (keyless.length > 0) throw new ConfigError('postgres-cdc config', keyless);
   return keys;
 }
 

@@ -225,4 +225,50 @@ describe('postgres-cdc captured tables', () => {
     await eventually('two change records', () => run.dataRecords.length === 2, { runs: [run] });
     expect(run.dataRecords.map((r) => (r.value as ChangeValue).op)).toEqual(['c', 'd']);
   });
+
+  it('refuses a table whose replica identity index lacks the primary key', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE users_${n} (id int PRIMARY KEY, email text NOT NULL UNIQUE, name text);
+      ALTER TABLE users_${n} REPLICA IDENTITY USING INDEX users_${n}_email_key;`);
+    const run = await start({ tables: `users_${n}`, 'slot.name': slot, 'publication.name': publication });
+    expect(failure(run).code).toBe('CONFIG_INVALID');
+    expect(failure(run).message).toContain(
+      `tables: public.users_${n} has REPLICA IDENTITY USING INDEX users_${n}_email_key (email), which lacks primary key ` +
+        `column(s) id: a delete would carry no primary key, and the record key is the primary key. ` +
+        `ALTER TABLE public.users_${n} REPLICA IDENTITY DEFAULT (or FULL)`,
+    );
+  });
+
+  it('keys deletes by primary key with a replica identity index that contains it', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE users_${n} (id int PRIMARY KEY, email text NOT NULL, name text);
+      CREATE UNIQUE INDEX users_${n}_id_email ON users_${n} (email, id);
+      ALTER TABLE users_${n} REPLICA IDENTITY USING INDEX users_${n}_id_email;`);
+    const run = await start({ tables: `users_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`INSERT INTO users_${n} VALUES (1, 'a@x', 'A'); DELETE FROM users_${n} WHERE id = 1;`);
+    await eventually('two change records', () => run.dataRecords.length === 2, { runs: [run] });
+    expect(run.dataRecords.map((r) => [(r.value as ChangeValue).op, r.key])).toEqual([
+      ['c', { id: 1 }],
+      ['d', { id: 1 }],
+    ]);
+  });
+
+  it('fails the task on a delete without its primary key when the replica identity changed while it ran', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`CREATE TABLE users_${n} (id int PRIMARY KEY, email text NOT NULL UNIQUE)`);
+    const run = await start({ tables: `users_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`
+      INSERT INTO users_${n} VALUES (1, 'a@x');
+      ALTER TABLE users_${n} REPLICA IDENTITY USING INDEX users_${n}_email_key;
+      DELETE FROM users_${n} WHERE id = 1;`);
+    await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
+    expect(run.dataRecords.map((r) => r.key)).toEqual([{ id: 1 }]);
+    expect(failure(run).message).toMatch(
+      new RegExp(
+        `a d of public.users_${n} at [0-9A-F/]+ carries no value for primary key column\\(s\\) id, so it has no record key`,
+      ),
+    );
+  });
 });
