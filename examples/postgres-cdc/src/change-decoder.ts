@@ -29,8 +29,20 @@ export interface RowChange {
 export interface ChangeDecoderOptions {
   /** The offset the stream resumes from: changes at or before it are not handed on again. */
   readonly resumeFrom: CdcOffset;
-  /** `schema.table` of the captured tables; changes of other tables in the publication are dropped. */
-  readonly tables: ReadonlySet<string>;
+  /**
+   * The relation OID of each captured `schema.table`, as checked at start. A change under a
+   * captured name with another OID fails the decoder: the table was re-created or swapped.
+   */
+  readonly tables: ReadonlyMap<string, number>;
+  /**
+   * OIDs of the other relations the publication held at start: their changes are dropped. A
+   * change of any relation neither captured nor listed here fails the decoder: dropping it
+   * would lose changes without a word (a partition published under its own name, a table
+   * added to the publication while the task runs).
+   */
+  readonly otherRelations: ReadonlySet<number>;
+  /** The publication, for error messages. */
+  readonly publication: string;
   /** Receives each captured row change, in commit order. */
   readonly emit: (change: RowChange) => void;
 }
@@ -131,6 +143,30 @@ export class ChangeDecoder {
     };
   }
 
+  /** True for a captured table, false for another table of the publication; throws for anything else. */
+  private captures(relation: Pgoutput.MessageRelation): boolean {
+    const name = `${relation.schema}.${relation.name}`;
+    const oid = relationOid(relation);
+    const captured = this.options.tables.get(name);
+    if (captured === oid) return true;
+    if (captured !== undefined) {
+      throw new Error(
+        `publication "${this.options.publication}" sent a change of ${name} as relation OID ${oid}, but the table ` +
+          `captured at start is relation OID ${captured}: it was dropped and re-created, or swapped by renames, while ` +
+          'the task ran. The task captures one relation per name; restart it to capture the table that has the name now ' +
+          '(changes written to it before were not captured).',
+      );
+    }
+    if (this.options.otherRelations.has(oid)) return false;
+    throw new Error(
+      `publication "${this.options.publication}" sent a change of ${name} (relation OID ${oid}), which is neither a ` +
+        'captured table nor a relation the publication held at start. Not captured, it would be lost without a word. ' +
+        'A partition of a captured partitioned table arrives under its own name when the publication lacks ' +
+        `publish_via_partition_root = true (ALTER PUBLICATION ... SET (publish_via_partition_root = true)); ` +
+        'a table added to the publication while the task ran is captured by adding it to `tables`, or ignored after a restart.',
+    );
+  }
+
   private change(
     op: RowChange['op'],
     lsn: bigint,
@@ -141,7 +177,7 @@ export class ChangeDecoder {
     const tx = this.open;
     if (!tx) throw new Error(`pgoutput sent a ${op} change of ${relation.schema}.${relation.name} outside a transaction`);
     const index = ++tx.changes;
-    if (index <= tx.skip || !this.options.tables.has(`${relation.schema}.${relation.name}`)) return;
+    if (index <= tx.skip || !this.captures(relation)) return;
     this.options.emit({
       op,
       schema: relation.schema,
@@ -156,6 +192,11 @@ export class ChangeDecoder {
       offset: { lsn: formatLsn(tx.commitLsn), changes: index },
     });
   }
+}
+
+/** The relation OID as PostgreSQL prints it: the parser reads it as a signed 32-bit integer. */
+function relationOid(relation: Pgoutput.MessageRelation): number {
+  return relation.relationOid >>> 0;
 }
 
 /** The parser builds rows without a prototype and with `undefined` for unsent values. */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { defer, EMPTY, map, type Observable, of } from 'rxjs';
+import { defer, EMPTY, map, mergeMap, type Observable, of } from 'rxjs';
 import {
   BoundedBuffer,
   type HeartbeatRecord,
@@ -15,8 +15,9 @@ import { type CdcOffset, type CdcPartition, cdcOffsets } from './cdc-offsets.js'
 import { ChangeDecoder, type RowChange } from './change-decoder.js';
 import { clientConfig, describeServer } from './client-config.js';
 import { formatLsn, maxLsn, parseLsn } from './lsn.js';
-import { type PostgresCdcConfig, parseTables, qualifiedName } from './postgres-cdc-config.js';
+import type { PostgresCdcConfig } from './postgres-cdc-config.js';
 import { prepareReplication } from './prepare-replication.js';
+import { capturedTableChanges } from './published-tables.js';
 import { ReplicationStream } from './replication-stream.js';
 
 /** The value of a data record. */
@@ -59,6 +60,10 @@ export interface HeartbeatValue {
  * - `commit(committed)`: after each offset flush, confirms the flushed LSN to the slot
  *   (`confirmed_flush_lsn`), never anything that was not committed; the server may then
  *   free the WAL before it.
+ * - Before a heartbeat and before each confirmation it checks that the publication still holds
+ *   each captured table as the relation (OID) found at start, and fails the task if not: a table
+ *   dropped and re-created, or swapped by renames, is not in the publication, and moving the
+ *   offset past its changes would lose them without a word.
  *
  * @example
  * ```ts
@@ -84,15 +89,18 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   private lastOffsetLsn = 0n;
   /** The LSN confirmed to the slot: the committed offset's, only ever moving forward. */
   private confirmed = 0n;
-  /** A plain connection for the source-lag query, opened when first asked. */
+  /** A plain connection for the source-lag query and the captured-tables check, opened when first needed. */
   private lagClient: pg.Client | undefined;
+  /** Relation OID of each captured `schema.table`, as checked at start. */
+  private tableOids: ReadonlyMap<string, number> = new Map();
+  /** The confirmation under way (checked, then sent): `stop()` waits for it. */
+  private confirming: Promise<void> = Promise.resolve();
 
   async start(config: PostgresCdcConfig, context: SourceTaskContext<CdcPartition, CdcOffset>): Promise<void> {
     this.config = config;
     this.context = context;
     this.partition = { slot: config['slot.name'] };
     const server = describeServer(config);
-    const tables = new Set(parseTables(config.tables).map(qualifiedName));
     const committed = await context.offsets.offset(this.partition);
 
     const admin = new pg.Client(clientConfig(config));
@@ -106,6 +114,7 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
       await admin.end().catch(() => {});
     }
     this.primaryKeys = plan.primaryKeys;
+    this.tableOids = plan.tableOids;
     this.lastOffsetLsn = parseLsn(plan.resumeFrom.lsn);
     this.confirmed = plan.startLsn;
 
@@ -114,7 +123,13 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
       onPause: () => this.stream?.pause(),
       onResume: () => this.stream?.resume(),
     });
-    this.decoder = new ChangeDecoder({ resumeFrom: plan.resumeFrom, tables, emit: (change) => this.buffer.push(change) });
+    this.decoder = new ChangeDecoder({
+      resumeFrom: plan.resumeFrom,
+      tables: plan.tableOids,
+      otherRelations: plan.otherRelations,
+      publication: config['publication.name'],
+      emit: (change) => this.buffer.push(change),
+    });
     try {
       this.stream = await ReplicationStream.open({
         client: clientConfig(config),
@@ -156,39 +171,44 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   }
 
   override produceHeartbeatRecords(): Observable<HeartbeatRecord<CdcPartition, CdcOffset>> {
-    return defer(() => {
-      // A heartbeat must never overtake a row change: only when none waits for poll() and no
-      // transaction is half-received is the keepalive position past everything handed on.
-      if (this.buffer.size > 0 || this.decoder.inTransaction) return EMPTY;
-      const position = this.decoder.idlePosition;
-      if (position <= this.lastOffsetLsn) return EMPTY;
-      this.lastOffsetLsn = position;
-      const lsn = formatLsn(position);
-      const value: HeartbeatValue = { slot: this.partition.slot, lsn, ts_ms: this.context.clock.now() };
-      return of({ sourcePartition: this.partition, sourceOffset: { lsn }, key: { slot: this.partition.slot }, value });
-    });
+    return defer(() => this.nextHeartbeat()).pipe(mergeMap((beat) => (beat ? of(beat) : EMPTY)));
+  }
+
+  private async nextHeartbeat(): Promise<HeartbeatRecord<CdcPartition, CdcOffset> | undefined> {
+    // A heartbeat must never overtake a row change: only when none waits for poll() and no
+    // transaction is half-received is the keepalive position past everything handed on.
+    const idle = () => this.buffer.size === 0 && !this.decoder.inTransaction;
+    const position = this.decoder.idlePosition;
+    if (!idle() || position <= this.lastOffsetLsn) return undefined;
+    // Checked after the position was read: a table swapped before it shows in the catalog now.
+    await this.checkCapturedTables();
+    // Changes may have arrived and been handed on meanwhile: a heartbeat behind them would
+    // take the offset back.
+    if (!idle() || position <= this.lastOffsetLsn) return undefined;
+    this.lastOffsetLsn = position;
+    const lsn = formatLsn(position);
+    const value: HeartbeatValue = { slot: this.partition.slot, lsn, ts_ms: this.context.clock.now() };
+    return { sourcePartition: this.partition, sourceOffset: { lsn }, key: { slot: this.partition.slot }, value };
   }
 
   /**
-   * Confirms to the slot the LSN of the offset this flush made durable. A data record's offset
-   * is the commit LSN of a transaction possibly delivered in part; confirming that LSN frees
-   * only what committed before it, so the transaction is sent again on restart.
+   * Throws a TributaryError (`POLL_FAILED`) when a captured table is no longer in the
+   * publication as the relation found at start.
    */
-  override commit(committed: ReadonlyArray<OffsetUpdate<CdcPartition, CdcOffset>>): void {
-    const mine = committed.find((c) => c.partition.slot === this.partition.slot);
-    if (!mine || !this.stream) return;
-    const lsn = parseLsn(mine.offset.lsn);
-    if (lsn <= this.confirmed) return;
-    this.confirmed = maxLsn(this.confirmed, lsn);
-    this.stream.confirm(this.confirmed);
+  private async checkCapturedTables(): Promise<void> {
+    const problems = await capturedTableChanges(await this.monitor(), this.config['publication.name'], this.tableOids);
+    if (problems.length === 0) return;
+    throw new TributaryError(
+      'POLL_FAILED',
+      `PostgreSQL CDC on ${describeServer(this.config)}: ${problems.join('; ')}. Its changes since then were not ` +
+        'captured, and the offset is not moved past them. Add the table that has the name now to the publication ' +
+        `(ALTER PUBLICATION ${pg.escapeIdentifier(this.config['publication.name'])} ADD TABLE ...) and restart the ` +
+        'task; what was written to it before is not captured (a re-snapshot is up to you).',
+    );
   }
 
-  /**
-   * Source lag: the WAL the slot retains for this task, bytes from the server's current LSN to
-   * the slot's `confirmed_flush_lsn`, and, while PostgreSQL measures it, the time behind
-   * (`flush_lag` of the slot's WAL sender). Unknown (undefined) when the slot is gone.
-   */
-  override async sourceLag(): Promise<SourceLag | undefined> {
+  /** The plain connection for checks and lag, opened when first needed and again after it broke. */
+  private async monitor(): Promise<pg.Client> {
     if (this.lagClient === undefined) {
       const client = new pg.Client(clientConfig(this.config));
       // An idle connection that breaks is opened again at the next ask.
@@ -198,7 +218,40 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
       await client.connect();
       this.lagClient = client;
     }
-    const { rows } = await this.lagClient.query<{ bytes: string | null; lag_ms: string | null }>(
+    return this.lagClient;
+  }
+
+  /**
+   * Confirms to the slot the LSN of the offset this flush made durable. A data record's offset
+   * is the commit LSN of a transaction possibly delivered in part; confirming that LSN frees
+   * only what committed before it, so the transaction is sent again on restart.
+   */
+  override commit(committed: ReadonlyArray<OffsetUpdate<CdcPartition, CdcOffset>>): Promise<void> {
+    const mine = committed.find((c) => c.partition.slot === this.partition.slot);
+    if (!mine || !this.stream) return this.confirming;
+    const lsn = parseLsn(mine.offset.lsn);
+    if (lsn <= this.confirmed) return this.confirming;
+    // Nothing past a captured table that was swapped is confirmed: the task fails instead,
+    // and the slot keeps the WAL.
+    this.confirming = this.confirming
+      .then(() => this.checkCapturedTables())
+      .then(
+        () => {
+          this.confirmed = maxLsn(this.confirmed, lsn);
+          this.stream?.confirm(this.confirmed);
+        },
+        (e: unknown) => this.buffer.fail(e),
+      );
+    return this.confirming;
+  }
+
+  /**
+   * Source lag: the WAL the slot retains for this task, bytes from the server's current LSN to
+   * the slot's `confirmed_flush_lsn`, and, while PostgreSQL measures it, the time behind
+   * (`flush_lag` of the slot's WAL sender). Unknown (undefined) when the slot is gone.
+   */
+  override async sourceLag(): Promise<SourceLag | undefined> {
+    const { rows } = await (await this.monitor()).query<{ bytes: string | null; lag_ms: string | null }>(
       `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint::text AS bytes,
               (EXTRACT(EPOCH FROM r.flush_lag) * 1000)::bigint::text AS lag_ms
          FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
@@ -212,6 +265,8 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   }
 
   override async stop(): Promise<void> {
+    // The last flush's confirmation goes out before the stream closes.
+    await this.confirming;
     await this.stream?.close();
     this.stream = undefined;
     const client = this.lagClient;
@@ -224,6 +279,16 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     const pk = this.primaryKeys.get(name);
     const keyColumns = pk && pk.length > 0 ? pk : change.identityColumns;
     const row = change.after ?? change.before;
+    if (pk && pk.length > 0 && row && pk.some((c) => row[c] === undefined)) {
+      // Checked at start, so the replica identity changed since: a key of nulls would be wrong.
+      throw new TributaryError(
+        'POLL_FAILED',
+        `PostgreSQL CDC: a ${change.op} of ${name} at ${formatLsn(change.lsn)} carries no value for primary key ` +
+          `column(s) ${pk.filter((c) => row[c] === undefined).join(', ')}, so it has no record key. The table's REPLICA ` +
+          'IDENTITY was probably changed while the task ran to an index without the primary key: set it back ' +
+          `(ALTER TABLE ${name} REPLICA IDENTITY DEFAULT) and restart the task.`,
+      );
+    }
     const key = keyColumns.length > 0 && row ? Object.fromEntries(keyColumns.map((c) => [c, row[c] ?? null])) : null;
     const commitLsn = parseLsn(change.offset.lsn);
     if (commitLsn > this.lastOffsetLsn) this.lastOffsetLsn = commitLsn;

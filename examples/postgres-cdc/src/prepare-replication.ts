@@ -3,6 +3,7 @@ import { ConfigError, type Logger, TributaryError } from 'tributary-connect';
 import type { CdcOffset } from './cdc-offsets.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import { type PostgresCdcConfig, parseTables, qualifiedName, type TableName } from './postgres-cdc-config.js';
+import { readPublishedTables } from './published-tables.js';
 
 /** What {@link prepareReplication} found out: where to start and how to key each table. */
 export interface ReplicationPlan {
@@ -12,6 +13,34 @@ export interface ReplicationPlan {
   readonly resumeFrom: CdcOffset;
   /** Primary key columns per `schema.table` (empty when the table has none). */
   readonly primaryKeys: ReadonlyMap<string, readonly string[]>;
+  /** The relation OID of each captured `schema.table`, as the publication held it at start. */
+  readonly tableOids: ReadonlyMap<string, number>;
+  /** OIDs of the relations the publication held at start besides the captured tables: their changes are not captured. */
+  readonly otherRelations: ReadonlySet<number>;
+}
+
+/** The flags of a publication that decide what it sends. */
+interface PublicationRow {
+  insert: boolean;
+  update: boolean;
+  delete: boolean;
+  truncate: boolean;
+  /** `publish_via_partition_root` (PostgreSQL 13+; null before). */
+  viaroot: boolean | null;
+}
+
+/** What the catalog says about a captured table. */
+interface TableInfo {
+  readonly oid: number;
+  /** `r` table, `p` partitioned table. */
+  readonly kind: string;
+  readonly primaryKey: readonly string[];
+  /** The columns pgoutput can send (not dropped, not generated). */
+  readonly columns: readonly string[];
+  /** `relreplident`: `d` default (primary key), `i` index, `f` full, `n` nothing. */
+  readonly identity: string;
+  /** With `identity` `i`: the index's name and columns. */
+  readonly identityIndex: { readonly name: string; readonly columns: readonly string[] } | null;
 }
 
 interface SlotRow {
@@ -62,8 +91,18 @@ export async function prepareReplication(
   const database = serverRows[0]?.db ?? '';
   const current = parseLsn(serverRows[0]?.current ?? '0/0');
 
-  const primaryKeys = await readTables(admin, tables, database);
-  await ensurePublication(admin, publication, tables, config['publication.create'], logger, fail);
+  const info = await readTables(admin, tables, database);
+  const primaryKeys = new Map([...info].map(([name, t]) => [name, t.primaryKey]));
+  const { tableOids, otherRelations } = await ensurePublication(
+    admin,
+    publication,
+    tables,
+    info,
+    config['publication.create'],
+    logger,
+    fail,
+  );
+  const known = { primaryKeys, tableOids, otherRelations };
 
   const { rows: slots } = await admin.query<SlotRow>(
     `SELECT plugin, slot_type, database, active_pid, confirmed_flush_lsn::text, restart_lsn::text, wal_status
@@ -91,7 +130,7 @@ export async function prepareReplication(
     );
     const lsn = created.rows[0]?.lsn ?? formatLsn(current);
     logger.info({ event: 'postgres-cdc.slot.created', slot, lsn }, `created replication slot "${slot}" at ${lsn}`);
-    return { startLsn: parseLsn(lsn), resumeFrom: { lsn }, primaryKeys };
+    return { startLsn: parseLsn(lsn), resumeFrom: { lsn }, ...known };
   }
 
   if (found.slot_type !== 'logical' || found.plugin !== 'pgoutput') {
@@ -114,7 +153,7 @@ export async function prepareReplication(
     throw fail(`replication slot "${slot}" is in use by server process ${found.active_pid}: stop the other reader first`);
   }
   const confirmed = parseLsn(found.confirmed_flush_lsn);
-  if (!committed) return { startLsn: confirmed, resumeFrom: { lsn: found.confirmed_flush_lsn }, primaryKeys };
+  if (!committed) return { startLsn: confirmed, resumeFrom: { lsn: found.confirmed_flush_lsn }, ...known };
 
   const offsetLsn = parseLsn(committed.lsn);
   if (offsetLsn < confirmed) {
@@ -130,24 +169,57 @@ export async function prepareReplication(
         'the offsets belong to another server, or this cluster was restored from a backup.',
     );
   }
-  return { startLsn: offsetLsn, resumeFrom: committed, primaryKeys };
+  return { startLsn: offsetLsn, resumeFrom: committed, ...known };
 }
 
-async function readTables(admin: pg.Client, tables: TableName[], database: string): Promise<Map<string, string[]>> {
-  const { rows } = await admin.query<{ schema: string; table: string; pk: string[] }>(
-    `SELECT n.nspname AS schema, c.relname AS table,
+async function readTables(admin: pg.Client, tables: TableName[], database: string): Promise<Map<string, TableInfo>> {
+  const { rows } = await admin.query<{
+    oid: string;
+    schema: string;
+    table: string;
+    kind: string;
+    pk: string[];
+    cols: string[];
+    identity: string;
+    identity_index: string | null;
+    identity_cols: string[];
+  }>(
+    `SELECT c.oid::text AS oid, n.nspname AS schema, c.relname AS table, c.relkind::text AS kind,
             ARRAY(SELECT a.attname::text
                     FROM pg_index i
                     CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
                    WHERE i.indrelid = c.oid AND i.indisprimary
-                   ORDER BY k.ord) AS pk
+                   ORDER BY k.ord) AS pk,
+            ARRAY(SELECT a.attname::text FROM pg_attribute a
+                   WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+                   ORDER BY a.attnum) AS cols,
+            c.relreplident::text AS identity,
+            (SELECT i.indexrelid::regclass::text FROM pg_index i WHERE i.indrelid = c.oid AND i.indisreplident) AS identity_index,
+            ARRAY(SELECT a.attname::text
+                    FROM pg_index i
+                    CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                   WHERE i.indrelid = c.oid AND i.indisreplident
+                   ORDER BY k.ord) AS identity_cols
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind IN ('r', 'p')
         AND (n.nspname, c.relname) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
     [tables.map((t) => t.schema), tables.map((t) => t.table)],
   );
-  const keys = new Map(rows.map((r) => [`${r.schema}.${r.table}`, r.pk]));
+  const keys = new Map(
+    rows.map((r) => [
+      `${r.schema}.${r.table}`,
+      {
+        oid: Number(r.oid),
+        kind: r.kind,
+        primaryKey: r.pk,
+        columns: r.cols,
+        identity: r.identity,
+        identityIndex: r.identity === 'i' && r.identity_index ? { name: r.identity_index, columns: r.identity_cols } : null,
+      } satisfies TableInfo,
+    ]),
+  );
   const missing = tables.map(qualifiedName).filter((name) => !keys.has(name));
   if (missing.length > 0) {
     throw new ConfigError(
@@ -155,31 +227,78 @@ async function readTables(admin: pg.Client, tables: TableName[], database: strin
       missing.map((name) => `tables: table ${name} does not exist in database "${database}"`),
     );
   }
+  // A delete carries only the replica identity's columns: an identity index without the whole
+  // primary key would give deletes a key of nulls.
+  const keyless: string[] = [];
+  for (const [name, t] of keys) {
+    const index = t.identityIndex;
+    if (!index || t.primaryKey.length === 0) continue;
+    const absent = t.primaryKey.filter((c) => !index.columns.includes(c));
+    if (absent.length === 0) continue;
+    keyless.push(
+      `tables: ${name} has REPLICA IDENTITY USING INDEX ${index.name} (${index.columns.join(', ')}), which lacks ` +
+        `primary key column(s) ${absent.join(', ')}: a delete would carry no primary key, and the record key is the ` +
+        `primary key. ALTER TABLE ${name} REPLICA IDENTITY DEFAULT (or FULL), or use an identity index that contains the primary key`,
+    );
+  }
+  if (keyless.length > 0) throw new ConfigError('postgres-cdc config', keyless);
   return keys;
 }
 
+/**
+ * Creates the publication when it is missing (and allowed to), then checks that it publishes
+ * each captured table as itself: a partitioned table under its own name, not its partitions'.
+ */
 async function ensurePublication(
   admin: pg.Client,
   publication: string,
   tables: TableName[],
+  info: ReadonlyMap<string, TableInfo>,
   create: boolean,
   logger: Logger,
   fail: (message: string) => TributaryError,
-): Promise<void> {
-  const exists = (await admin.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [publication])).rowCount === 1;
-  if (!exists) {
-    if (!create) throw fail(`publication "${publication}" does not exist and publication.create is false`);
-    const list = tables.map((t) => `${pg.escapeIdentifier(t.schema)}.${pg.escapeIdentifier(t.table)}`).join(', ');
-    await admin.query(`CREATE PUBLICATION ${pg.escapeIdentifier(publication)} FOR TABLE ${list}`);
-    logger.info({ event: 'postgres-cdc.publication.created', publication }, `created publication "${publication}" for ${list}`);
-    return;
-  }
-  const { rows } = await admin.query<{ name: string }>(
-    "SELECT schemaname || '.' || tablename AS name FROM pg_publication_tables WHERE pubname = $1",
+): Promise<{ tableOids: Map<string, number>; otherRelations: Set<number> }> {
+  const quoted = pg.escapeIdentifier(publication);
+  const { rows: pubs } = await admin.query<PublicationRow>(
+    `SELECT pubinsert AS insert, pubupdate AS update, pubdelete AS delete, pubtruncate AS truncate,
+            (to_jsonb(p) ->> 'pubviaroot')::boolean AS viaroot
+       FROM pg_publication p WHERE pubname = $1`,
     [publication],
   );
-  const published = new Set(rows.map((r) => r.name));
-  const missing = tables.map(qualifiedName).filter((name) => !published.has(name));
+  const pub = pubs[0];
+  if (!pub) {
+    if (!create) throw fail(`publication "${publication}" does not exist and publication.create is false`);
+    const list = tables.map((t) => `${pg.escapeIdentifier(t.schema)}.${pg.escapeIdentifier(t.table)}`).join(', ');
+    // Via the root, a partitioned table's changes come under its own name; without, under each
+    // partition's, which are not the captured table.
+    await admin.query(`CREATE PUBLICATION ${quoted} FOR TABLE ${list} WITH (publish_via_partition_root = true)`);
+    logger.info({ event: 'postgres-cdc.publication.created', publication }, `created publication "${publication}" for ${list}`);
+  } else {
+    const left = (['insert', 'update', 'delete'] as const).filter((op) => !pub[op]);
+    if (left.length > 0) {
+      const all = pub.truncate ? 'insert, update, delete, truncate' : 'insert, update, delete';
+      throw new ConfigError('postgres-cdc config', [
+        `publication.name: publication "${publication}" does not publish ${left.join(', ')}: those changes of the ` +
+          `captured tables would be lost. It must publish insert, update and delete: ALTER PUBLICATION ${quoted} SET (publish = '${all}')`,
+      ]);
+    }
+  }
+  if (pub && pub.viaroot !== true) {
+    const partitioned = [...info].filter(([, t]) => t.kind === 'p').map(([name]) => name);
+    if (partitioned.length > 0) {
+      throw new ConfigError(
+        'postgres-cdc config',
+        partitioned.map(
+          (name) =>
+            `tables: ${name} is a partitioned table, and publication "${publication}" publishes its changes under the ` +
+            `partitions' names, which are not captured: ALTER PUBLICATION ${quoted} SET (publish_via_partition_root = true)`,
+        ),
+      );
+    }
+  }
+  const published = await readPublishedTables(admin, publication);
+  const byName = new Map(published.map((t) => [t.name, t]));
+  const missing = tables.map(qualifiedName).filter((name) => !byName.has(name));
   if (missing.length > 0) {
     throw new ConfigError(
       'postgres-cdc config',
@@ -188,4 +307,27 @@ async function ensurePublication(
       ),
     );
   }
+  const partial: string[] = [];
+  for (const name of tables.map(qualifiedName)) {
+    const table = byName.get(name);
+    const columns = info.get(name)?.columns ?? [];
+    if (!table) continue;
+    const fix = `publish it whole: ALTER PUBLICATION ${quoted} DROP TABLE ${name}, then ALTER PUBLICATION ${quoted} ADD TABLE ${name}`;
+    if (table.rowFilter !== null) {
+      partial.push(
+        `tables: publication "${publication}" publishes only the rows of ${name} WHERE ${table.rowFilter}: changes of other rows would be lost; ${fix}`,
+      );
+    }
+    const unpublished = table.columns === null ? [] : columns.filter((c) => !table.columns?.includes(c));
+    if (unpublished.length > 0) {
+      partial.push(
+        `tables: publication "${publication}" leaves column(s) ${unpublished.join(', ')} of ${name} out of its column list: ` +
+          `records would lack them; ${fix}`,
+      );
+    }
+  }
+  if (partial.length > 0) throw new ConfigError('postgres-cdc config', partial);
+  const tableOids = new Map(tables.map(qualifiedName).map((name) => [name, byName.get(name)?.oid ?? 0]));
+  const captured = new Set(tableOids.values());
+  return { tableOids, otherRelations: new Set(published.map((t) => t.oid).filter((oid) => !captured.has(oid))) };
 }

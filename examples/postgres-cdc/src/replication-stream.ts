@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
 import { formatLsn, maxLsn } from './lsn.js';
+import { keepServerText } from './server-text-types.js';
 
 /** What a {@link ReplicationStream} reports, as it arrives. */
 export interface ReplicationHandlers {
@@ -194,7 +195,9 @@ export class ReplicationStream {
       if (kind === 0x77 /* w: XLogData */) {
         const start = chunk.readBigUInt64BE(1);
         if (start > this.received) this.received = start;
-        this.options.handlers.message(start, this.decoder.parse(chunk.subarray(25)));
+        const message = this.decoder.parse(chunk.subarray(25));
+        if (message.tag === 'relation') keepServerText(message);
+        this.options.handlers.message(start, message);
       } else if (kind === 0x6b /* k: primary keepalive */) {
         const walEnd = chunk.readBigUInt64BE(1);
         if (walEnd > this.received) this.received = walEnd;

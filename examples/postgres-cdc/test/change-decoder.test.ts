@@ -32,7 +32,13 @@ const insert = (id: number, relation = orders): Pgoutput.MessageInsert => ({ tag
 
 function decoder(resumeFrom: { lsn: string; changes?: number }) {
   const out: RowChange[] = [];
-  const d = new ChangeDecoder({ resumeFrom, tables: new Set(['public.orders']), emit: (c) => out.push(c) });
+  const d = new ChangeDecoder({
+    resumeFrom,
+    tables: new Map([['public.orders', orders.relationOid]]),
+    otherRelations: new Set([audit.relationOid]),
+    publication: 'cdc',
+    emit: (c) => out.push(c),
+  });
   return { d, out };
 }
 
@@ -71,6 +77,24 @@ describe('ChangeDecoder', () => {
     const resumed = decoder({ lsn: '0/2000', changes: 1 });
     transaction(resumed.d, '0/2000', '0/2030', [insert(1), insert(9, audit), insert(2)]);
     expect(resumed.out.map((c) => c.after?.id)).toEqual([2]);
+  });
+
+  it('fails on a change of a relation neither captured nor in the publication at start, instead of dropping it', () => {
+    const { d, out } = decoder({ lsn: '0/1000' });
+    const partition: Pgoutput.MessageRelation = { ...orders, relationOid: 3, name: 'orders_2024' };
+    expect(() => transaction(d, '0/2000', '0/2030', [insert(1), insert(2, partition)])).toThrow(
+      /publication "cdc" sent a change of public.orders_2024 \(relation OID 3\), which is neither a captured table nor a relation the publication held at start.*publish_via_partition_root = true/,
+    );
+    expect(out.map((c) => c.after?.id)).toEqual([1]);
+  });
+
+  it('fails on a change under a captured name whose relation is not the one captured at start', () => {
+    const { d, out } = decoder({ lsn: '0/1000' });
+    const recreated: Pgoutput.MessageRelation = { ...orders, relationOid: 4 };
+    expect(() => transaction(d, '0/2000', '0/2030', [insert(1), insert(2, recreated)])).toThrow(
+      /sent a change of public.orders as relation OID 4, but the table captured at start is relation OID 1: it was dropped and re-created/,
+    );
+    expect(out.map((c) => c.after?.id)).toEqual([1]);
   });
 
   it('resumes from a heartbeat offset with the whole transaction committing at it', () => {

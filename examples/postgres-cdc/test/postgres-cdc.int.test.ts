@@ -328,4 +328,37 @@ describe('postgres-cdc task', () => {
     expect(after).toEqual(run.heartbeats.at(-1)?.sourceOffset);
     await eventually('the slot to confirm the new committed LSN', async () => (await slotRow(slot))?.confirmed === after!.lsn);
   });
+
+  it('keeps the server text of dates, times and JSON, whatever the worker time zone', async () => {
+    const { slot, publication } = names();
+    const zone = process.env.TZ;
+    process.env.TZ = 'Europe/Berlin';
+    try {
+      await cluster.query(`CREATE TABLE typed (id int PRIMARY KEY, d date, t time, ts timestamp, tstz timestamptz,
+        ttz timetz, j jsonb, js json, ds date[], n int8)`);
+      const run = await start({ tables: 'typed', 'slot.name': slot, 'publication.name': publication });
+      await cluster.query(`INSERT INTO typed VALUES (1, '2024-01-15', '10:00:00.123456',
+        '2024-01-15 10:00:00.123456', '2024-01-15 10:00:00.123456+00', '10:00:00.5+02', '{"id": 12345678901234567890}',
+        '{"a": 1.10}', '{2024-01-15,2024-02-29}', 9007199254740993)`);
+      await eventually('the change', () => run.records('shop.public.typed').length === 1, { runs: [run] });
+      const after = (run.records('shop.public.typed')[0]!.value as ChangeValue).after;
+      // The walsender prints timestamptz in the server's TimeZone, as a plain session does.
+      const tstz = (await cluster.query<{ v: string }>('SELECT tstz::text AS v FROM typed'))[0]!.v;
+      expect(after).toEqual({
+        id: 1,
+        d: '2024-01-15',
+        t: '10:00:00.123456',
+        ts: '2024-01-15 10:00:00.123456',
+        tstz,
+        ttz: '10:00:00.5+02',
+        j: '{"id": 12345678901234567890}',
+        js: '{"a": 1.10}',
+        ds: ['2024-01-15', '2024-02-29'],
+        n: '9007199254740993',
+      });
+    } finally {
+      process.env.TZ = zone;
+      if (zone === undefined) delete process.env.TZ;
+    }
+  });
 });
