@@ -132,7 +132,11 @@ describe('Worker', () => {
     }
     const store = new HeldStore();
     const { w, sender } = worker(store, {
-      config: { 'offset.flush.interval.ms': '600000', 'offset.flush.timeout.ms': '200', 'task.shutdown.graceful.timeout.ms': '300' },
+      config: {
+        'offset.flush.interval.ms': '600000',
+        'offset.flush.timeout.ms': '200',
+        'task.shutdown.graceful.timeout.ms': '300',
+      },
     });
     await w.start();
     await w.createConnector('gen', config());
