@@ -383,6 +383,23 @@ describe('file source config', () => {
     expect(connector.alterOffsets(settings, [at('/data/a.log', 0), at('/data/b.log', 20), at('/data/a.log', null)])).toBe(true);
   });
 
+  it('refuses a fingerprint from outside that does not cover read bytes or is no SHA-256, naming the file; accepts one that is', () => {
+    const connector = new FileSourceConnector();
+    const settings = config(['/data/a.log']);
+    const sha256 = 'ab'.repeat(32);
+    const at = (position: number, bytes: number, hash: string) => [
+      { partition: { filename: '/data/a.log' }, offset: { position, fingerprint: { bytes, sha256: hash } } },
+    ];
+    expect(() => connector.alterOffsets(settings, at(10, 11, sha256))).toThrow(
+      'offset.fingerprint.bytes of file "/data/a.log": expected the number of first bytes hashed, an integer from 0 to the position (10), got 11',
+    );
+    expect(() => connector.alterOffsets(settings, at(10, -1, 'AB'))).toThrow(
+      'offset.fingerprint.bytes of file "/data/a.log": expected the number of first bytes hashed, an integer from 0 to the position (10), got -1; offset.fingerprint.sha256 of file "/data/a.log": expected a SHA-256 as 64 lowercase hex digits, got "AB"',
+    );
+    expect(connector.alterOffsets(settings, at(2048, 1024, sha256))).toBe(true);
+    expect(connector.alterOffsets(settings, [{ partition: { filename: '/data/a.log' }, offset: offsetAfter('x\n') }])).toBe(true);
+  });
+
   it('takes file or files, splits them over tasks.max tasks, and names what is wrong', () => {
     const one = fileSourceConfig.parse({ file: 'x.log', topic: 't' });
     expect(one.ok && one.value.files).toEqual(['x.log']);
