@@ -42,7 +42,7 @@ export interface TrackedFileOptions {
   readonly encoding: 'utf8' | 'latin1';
   readonly pollIntervalMs: number;
   readonly maxLineBytes: number;
-  /** The read buffer, shared by every file of a task (they are read one at a time). */
+  /** The read buffer, shared by every file of a task (they are read one at a time); at least {@link FINGERPRINT_BYTES}. */
   readonly buffer: Buffer;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -82,6 +82,8 @@ export class TrackedFile {
   private partialBytes = 0;
   /** Virtual time before which a file at its end (or missing) is not looked at again. */
   private idleUntil = 0;
+  /** Set while the file waits at its end: its first bytes are compared before it is read again. */
+  private idle = false;
   private done = false;
   private reportedMissing = false;
   /** Where the next open starts: the committed position until the file was first opened, then 0. */
@@ -95,7 +97,13 @@ export class TrackedFile {
   constructor(
     readonly filename: string,
     private readonly options: TrackedFileOptions,
-  ) {}
+  ) {
+    if (options.buffer.length < FINGERPRINT_BYTES) {
+      throw new RangeError(
+        `TrackedFile: the read buffer is ${options.buffer.length} bytes; it must hold at least ${FINGERPRINT_BYTES}`,
+      );
+    }
+  }
 
   /**
    * Bytes of the file not yet read into lines (its size now less the position after the last
@@ -131,6 +139,11 @@ export class TrackedFile {
       this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
       return;
     }
+    if (this.idle) {
+      this.idle = false;
+      // Before reading on: what follows the position in a file truncated and refilled is not the next line.
+      if (await this.headChanged()) this.restart();
+    }
     if (await this.readLines(out, budget)) return;
     // At the end of the file.
     if (!this.options.follow) {
@@ -144,6 +157,7 @@ export class TrackedFile {
       return;
     }
     if (await this.checkIdentity(out, budget)) return;
+    this.idle = this.handle !== undefined;
     this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
   }
 
@@ -294,10 +308,7 @@ export class TrackedFile {
         { event: 'file.truncated', file: this.filename, size, position: this.position },
         `file ${this.filename} was truncated to ${size} bytes, below the read position ${this.readPosition}: reading it again from the start`,
       );
-      this.position = 0;
-      this.readPosition = 0;
-      this.dropPartial();
-      this.dropHead();
+      this.restart();
       return this.readLines(out, budget);
     }
     return false;
@@ -319,6 +330,31 @@ export class TrackedFile {
     const bytes = Math.min(position, FINGERPRINT_BYTES);
     if (bytes !== this.fingerprint.bytes) this.fingerprint = fingerprintOf(this.head.subarray(0, bytes));
     return this.fingerprint;
+  }
+
+  /**
+   * True when the file's first bytes, all read (file shorter than them: the size check at its
+   * end tells), differ from those kept: it was truncated and written again since. Logged.
+   */
+  private async headChanged(): Promise<boolean> {
+    const length = this.headBytes;
+    if (length === 0) return false;
+    const { buffer } = this.options;
+    const { bytesRead } = await (this.handle as FileHandle).read(buffer, 0, length, 0);
+    if (bytesRead < length || buffer.compare(this.head, 0, length, 0, length) === 0) return false;
+    this.options.logger.warn(
+      { event: 'file.truncated', file: this.filename, position: this.position },
+      `file ${this.filename} was rewritten: its first ${length} bytes are no longer those read (truncated and written again between two checks); reading it again from the start`,
+    );
+    return true;
+  }
+
+  /** Reads the open file again from byte 0. */
+  private restart(): void {
+    this.position = 0;
+    this.readPosition = 0;
+    this.dropPartial();
+    this.dropHead();
   }
 
   /** Keeps the bytes of a chunk read at `start` that fall in the file's first {@link FINGERPRINT_BYTES}. */

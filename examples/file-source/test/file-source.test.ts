@@ -158,6 +158,27 @@ describe('file source', () => {
     await run.stop();
   });
 
+  it('reads a file truncated and written past its old size between two checks again from the start, with a warning', async () => {
+    const file = join(dir, 'trunc.log');
+    await writeFile(file, 'old-1\nold-2\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    await truncate(file, 0);
+    await appendFile(file, 'new-1\nnew-2\nnew-3\n');
+    await run.advanceBy('2s');
+    expect(values(run)).toEqual(['old-1', 'old-2', 'new-1', 'new-2', 'new-3']);
+    expect(seen).toEqual([
+      {
+        event: 'file.truncated',
+        message: `file ${file} was rewritten: its first 12 bytes are no longer those read (truncated and written again between two checks); reading it again from the start`,
+      },
+    ]);
+    await run.flush();
+    expect(await run.committedOffset({ filename: file })).toEqual(offsetAfter('new-1\nnew-2\nnew-3\n'));
+    await run.stop();
+  });
+
   it('starts over a file found shorter than its committed position at start, with a warning', async () => {
     const file = join(dir, 'short.log');
     await writeFile(file, 'x\ny\n');
