@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdtemp, rename, rm, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -387,6 +387,27 @@ describe('file source', () => {
 });
 
 describe('file source config', () => {
+  it('refuses one file named twice under two spellings or through a symlink, naming both and the file', async () => {
+    const file = join(dir, 'app.log');
+    await writeFile(file, 'x\n');
+    await symlink(file, join(dir, 'current.log'));
+    const messages = (files: string) => {
+      const r = fileSourceConfig.parse({ files, topic: 't' });
+      return r.ok ? [] : r.problems.map((p) => p.message);
+    };
+    const real = await realpath(file);
+    const same = (a: string, b: string) =>
+      `Invalid configuration files: ${a} and ${b} are the same file (${real}); list each file once`;
+    expect(messages(`${file},${dir}/./app.log`)).toEqual([same(file, `${dir}/./app.log`)]);
+    expect(messages(`${dir}//app.log,${file}`)).toEqual([same(`${dir}//app.log`, file)]);
+    expect(messages(`${file},${join(dir, 'current.log')}`)).toEqual([same(file, join(dir, 'current.log'))]);
+    // Not there yet (a followed file may appear later): compared by its resolved name.
+    expect(messages('/nowhere/a.log,/nowhere/x/../a.log')).toEqual([
+      'Invalid configuration files: /nowhere/a.log and /nowhere/x/../a.log are the same file (/nowhere/a.log); list each file once',
+    ]);
+    expect(messages(`${file},${join(dir, 'other.log')}`)).toEqual([]);
+  });
+
   it('refuses offsets from outside whose position is negative or not an integer, naming the file; accepts byte positions and null', async () => {
     const connector = new FileSourceConnector();
     const settings = config(['/data/a.log', '/data/b.log']);
