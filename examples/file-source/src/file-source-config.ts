@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { type ConfigDef, type ConfigProblem, configTypes, defineConfig } from 'tributary-connect';
 
 const keys = {
@@ -83,6 +85,36 @@ export const fileSourceConfig: ConfigDef<FileSourceConfig> = {
     const twice = all.filter((f, i) => all.indexOf(f) !== i);
     if (twice.length > 0)
       problems.push({ key: 'files', message: `Invalid configuration files: lists ${twice.join(', ')} twice` });
+    // Two spellings of one file (`./`, `..`, a symlink) would write each of its lines twice.
+    const seen = new Map<string, string>();
+    for (const f of new Set(all)) {
+      const real = realName(f);
+      const first = seen.get(real);
+      if (first === undefined) seen.set(real, f);
+      else
+        problems.push({
+          key: 'files',
+          message: `Invalid configuration files: ${first} and ${f} are the same file (${real}); list each file once`,
+        });
+    }
     return problems.length > 0 ? { ok: false, problems } : { ok: true, value: { ...rest, files: all } };
   },
 };
+
+/**
+ * The name a file is known by whatever its spelling: its real path (symlinks resolved), or for
+ * a file not there yet (a followed file may appear later) its directory's real path and its name,
+ * or else its resolved path.
+ */
+function realName(file: string): string {
+  const resolved = resolve(file);
+  try {
+    return realpathSync.native(resolved);
+  } catch {
+    try {
+      return join(realpathSync.native(dirname(resolved)), basename(resolved));
+    } catch {
+      return resolved;
+    }
+  }
+}

@@ -29,16 +29,36 @@ export class FileSourceConnector extends SourceConnector<FileSourceConfig, FileS
   /**
    * Accepts offsets given from outside (`PATCH /offsets`, offsets at creation) only when each
    * position is a byte position: a non-negative integer. The codec takes any number, and the
-   * task would start mid-line at -5 or re-read the file at 7.5. A null offset (start over) is fine.
+   * task would start mid-line at -5 or re-read the file at 7.5. A fingerprint, when given, must
+   * cover bytes the position has read (`bytes` an integer from 0 to the position) and be a
+   * SHA-256 in hex. A null offset (start over) is fine.
    */
   override alterOffsets(_config: FileSourceConfig, offsets: ReadonlyArray<OffsetChange<FilePartition, FileOffset>>): boolean {
-    const problems = offsets
-      .filter((o) => o.offset !== null && !(Number.isSafeInteger(o.offset.position) && o.offset.position >= 0))
-      .map(
-        (o) =>
-          `offset.position of file ${JSON.stringify(o.partition.filename)}: expected a byte position (an integer >= 0), got ${o.offset?.position}`,
-      );
+    const problems = offsets.flatMap(({ partition, offset }) => {
+      if (offset === null) return [];
+      const file = `of file ${JSON.stringify(partition.filename)}`;
+      const { position, fingerprint } = offset;
+      if (!isBytePosition(position))
+        return [`offset.position ${file}: expected a byte position (an integer >= 0), got ${position}`];
+      if (fingerprint === undefined) return [];
+      const found: string[] = [];
+      if (!isBytePosition(fingerprint.bytes) || fingerprint.bytes > position) {
+        found.push(
+          `offset.fingerprint.bytes ${file}: expected the number of first bytes hashed, an integer from 0 to the position (${position}), got ${fingerprint.bytes}`,
+        );
+      }
+      if (!SHA256_HEX.test(fingerprint.sha256)) {
+        found.push(
+          `offset.fingerprint.sha256 ${file}: expected a SHA-256 as 64 lowercase hex digits, got ${JSON.stringify(fingerprint.sha256)}`,
+        );
+      }
+      return found;
+    });
     if (problems.length > 0) throw new Error(problems.join('; '));
     return true;
   }
 }
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+const isBytePosition = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;

@@ -2,12 +2,16 @@ import * as t from 'io-ts';
 import { concat, defer, from, mergeMap, type Observable, throwError } from 'rxjs';
 import { offsetCodec, type SourceLag, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary-connect';
 import type { FileSourceConfig } from './file-source-config.js';
-import { type ReadBudget, TrackedFile } from './tracked-file.js';
+import { type Fingerprint, type ReadBudget, TrackedFile } from './tracked-file.js';
 
 /** A file source partition: one file, by the name it was configured with (as Kafka Connect's FileStreamSource). */
 export type FilePartition = { filename: string };
-/** How far into a file: the byte position just after the last line written. */
-export type FileOffset = { position: number };
+/**
+ * How far into a file: the byte position just after the last line written, and the
+ * fingerprint of the file's first bytes up to there (absent from offsets written before it
+ * existed, or given from outside without it: the position is then taken as it is).
+ */
+export type FileOffset = { position: number; fingerprint?: Fingerprint };
 
 /** Bytes of lines one poll round reads at most, whatever `batch.size` allows. */
 export const MAX_ROUND_BYTES = 4 * 1024 * 1024;
@@ -16,13 +20,17 @@ export const READ_BUFFER_BYTES = 64 * 1024;
 
 /**
  * Reads lines of its files and writes one record per line: the line as a string value, no key,
- * partition `{ filename }`, offset `{ position }` (the byte after the line's newline). Resumes
- * after the committed position of each file; see the README for truncated and replaced files.
+ * partition `{ filename }`, offset `{ position, fingerprint }` (the byte after the line's newline,
+ * and what identifies the file). Resumes after the committed position of each file, or from its
+ * start when it is another file now; see the README for truncated and replaced files.
  */
 export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSourceConfig> {
   readonly offsets = offsetCodec({
     partition: t.type({ filename: t.string }),
-    offset: t.type({ position: t.number }),
+    offset: t.intersection([
+      t.type({ position: t.number }),
+      t.partial({ fingerprint: t.type({ bytes: t.number, sha256: t.string }) }),
+    ]),
   });
   private config!: FileSourceConfig;
   private files: TrackedFile[] = [];
@@ -54,7 +62,7 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
         logger: context.logger,
       });
       this.files.push(file);
-      await file.open((await context.offsets.offset({ filename }))?.position);
+      await file.open(await context.offsets.offset({ filename }));
     }
   }
 
@@ -93,8 +101,8 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
         const file = this.files[(this.next + i) % count] as TrackedFile;
         const sourcePartition = this.partitionOf(file.filename);
         // Each line becomes its record here: no intermediate line object.
-        await file.readInto((value, position) => {
-          records.push({ sourcePartition, sourceOffset: { position }, topic, value });
+        await file.readInto((value, position, fingerprint) => {
+          records.push({ sourcePartition, sourceOffset: { position, fingerprint }, topic, value });
         }, budget);
       }
     } catch (e) {

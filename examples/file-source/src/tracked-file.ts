@@ -1,12 +1,34 @@
+import { createHash } from 'node:crypto';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import type { Clock, Logger } from 'tributary-connect';
 
+/** How many bytes at the start of a file its {@link Fingerprint} covers at most. */
+export const FINGERPRINT_BYTES = 1024;
+
 /**
- * Receives each complete line, decoded, and the byte position just after it (its newline
- * included): the offset to commit. Called synchronously, in file order; the caller builds its
- * record here, so a line costs no object of its own.
+ * What identifies a file: the SHA-256 (hex) of its first `bytes` bytes, `bytes` being the
+ * position read up to or {@link FINGERPRINT_BYTES}, whichever is smaller. Appending to a file
+ * leaves it as it is; a file replaced or truncated and rewritten almost always has other first
+ * bytes. (Inode numbers are not used: they are reused after a delete and change with a copy.)
  */
-export type LineSink = (text: string, position: number) => void;
+export interface Fingerprint {
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+/** Where to resume a file: a byte position and, when known, the fingerprint of the file it was read from. */
+export interface FilePosition {
+  readonly position: number;
+  readonly fingerprint?: Fingerprint | undefined;
+}
+
+/**
+ * Receives each complete line, decoded, the byte position just after it (its newline
+ * included) and the file's fingerprint at that position: the offset to commit. Called
+ * synchronously, in file order; the caller builds its record here, so a line costs no object
+ * of its own (the fingerprint object is shared by the lines past its first bytes).
+ */
+export type LineSink = (text: string, position: number, fingerprint: Fingerprint) => void;
 
 /** What one poll round may still take; {@link TrackedFile.readInto} lowers it as it reads. */
 export interface ReadBudget {
@@ -20,13 +42,21 @@ export interface TrackedFileOptions {
   readonly encoding: 'utf8' | 'latin1';
   readonly pollIntervalMs: number;
   readonly maxLineBytes: number;
-  /** The read buffer, shared by every file of a task (they are read one at a time). */
+  /** The read buffer, shared by every file of a task (they are read one at a time); at least {@link FINGERPRINT_BYTES}. */
   readonly buffer: Buffer;
   readonly clock: Clock;
   readonly logger: Logger;
 }
 
 const NEWLINE = 0x0a;
+const START: FilePosition = { position: 0 };
+
+/** The fingerprint of `bytes`. */
+function fingerprintOf(bytes: Buffer): Fingerprint {
+  return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+const EMPTY_FINGERPRINT = fingerprintOf(Buffer.alloc(0));
 const CARRIAGE_RETURN = 0x0d;
 
 /**
@@ -52,15 +82,28 @@ export class TrackedFile {
   private partialBytes = 0;
   /** Virtual time before which a file at its end (or missing) is not looked at again. */
   private idleUntil = 0;
+  /** Set while the file waits at its end: its first bytes are compared before it is read again. */
+  private idle = false;
   private done = false;
   private reportedMissing = false;
   /** Where the next open starts: the committed position until the file was first opened, then 0. */
-  private openAt = 0;
+  private openAt: FilePosition = START;
+  /** The first bytes of the file as read (`headBytes` of them, at most {@link FINGERPRINT_BYTES}). */
+  private readonly head = Buffer.alloc(FINGERPRINT_BYTES);
+  private headBytes = 0;
+  /** The fingerprint of the last line emitted, kept while lines are past the first bytes. */
+  private fingerprint: Fingerprint = EMPTY_FINGERPRINT;
 
   constructor(
     readonly filename: string,
     private readonly options: TrackedFileOptions,
-  ) {}
+  ) {
+    if (options.buffer.length < FINGERPRINT_BYTES) {
+      throw new RangeError(
+        `TrackedFile: the read buffer is ${options.buffer.length} bytes; it must hold at least ${FINGERPRINT_BYTES}`,
+      );
+    }
+  }
 
   /**
    * Bytes of the file not yet read into lines (its size now less the position after the last
@@ -75,12 +118,14 @@ export class TrackedFile {
   }
 
   /**
-   * Opens the file at `committed` (0 when nothing was committed). A file shorter than
-   * `committed` was truncated while the task was down: it is read from 0, with a warning.
+   * Opens the file at `committed` (byte 0 when nothing was committed). A file shorter than the
+   * committed position was truncated while the task was down, and one whose first bytes do not
+   * match the committed fingerprint is another file (replaced, or truncated and rewritten): each
+   * is read from 0, with a warning. A position without a fingerprint is taken as it is.
    * A missing file is waited for when following and an error otherwise.
    */
-  async open(committed: number | undefined): Promise<void> {
-    this.openAt = committed ?? 0;
+  async open(committed: FilePosition | undefined): Promise<void> {
+    this.openAt = committed ?? START;
     await this.tryOpen();
   }
 
@@ -93,6 +138,11 @@ export class TrackedFile {
     if (!this.handle && !(await this.tryOpen())) {
       this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
       return;
+    }
+    if (this.idle) {
+      this.idle = false;
+      // Before reading on: what follows the position in a file truncated and refilled is not the next line.
+      if (await this.headChanged()) this.restart();
     }
     if (await this.readLines(out, budget)) return;
     // At the end of the file.
@@ -107,6 +157,7 @@ export class TrackedFile {
       return;
     }
     if (await this.checkIdentity(out, budget)) return;
+    this.idle = this.handle !== undefined;
     this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
   }
 
@@ -143,16 +194,28 @@ export class TrackedFile {
       await handle.close();
       throw e;
     });
-    let position = from;
-    if (stats.size < from) {
-      this.options.logger.warn(
-        { event: 'file.truncated', file: this.filename, size: stats.size, position: from },
-        `file ${this.filename} is ${stats.size} bytes, shorter than the committed position ${from}: it was truncated, reading it again from the start`,
-      );
-      position = 0;
+    let position = from.position;
+    try {
+      if (stats.size < position) {
+        this.options.logger.warn(
+          { event: 'file.truncated', file: this.filename, size: stats.size, position },
+          `file ${this.filename} is ${stats.size} bytes, shorter than the committed position ${position}: it was truncated, reading it again from the start`,
+        );
+        position = 0;
+      } else if (position > 0 && from.fingerprint !== undefined && !(await this.matches(handle, from.fingerprint))) {
+        this.options.logger.warn(
+          { event: 'file.replaced', file: this.filename, position, fingerprint: from.fingerprint },
+          `file ${this.filename} is not the file the committed position ${position} was read from (its first ${from.fingerprint.bytes} bytes differ): it was replaced or rewritten while the task was not running; reading it from the start`,
+        );
+        position = 0;
+      }
+      await this.readHead(handle, position);
+    } catch (e) {
+      await handle.close();
+      throw e;
     }
     this.handle = handle;
-    this.openAt = 0;
+    this.openAt = START;
     this.inode = stats.ino;
     this.device = stats.dev;
     this.position = position;
@@ -175,6 +238,7 @@ export class TrackedFile {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, chunkStart);
       if (bytesRead === 0) return false;
       const chunk = buffer.subarray(0, bytesRead);
+      if (chunkStart < FINGERPRINT_BYTES) this.keepHead(chunk, chunkStart);
       let from = 0;
       for (;;) {
         const newline = chunk.indexOf(NEWLINE, from);
@@ -190,6 +254,7 @@ export class TrackedFile {
             ? this.decodeRange(chunk, from, newline)
             : this.decode(this.takeLine(chunk.subarray(from, newline))),
           end,
+          this.fingerprintAt(end),
         );
         budget.lines--;
         budget.bytes -= end - this.position;
@@ -243,9 +308,7 @@ export class TrackedFile {
         { event: 'file.truncated', file: this.filename, size, position: this.position },
         `file ${this.filename} was truncated to ${size} bytes, below the read position ${this.readPosition}: reading it again from the start`,
       );
-      this.position = 0;
-      this.readPosition = 0;
-      this.dropPartial();
+      this.restart();
       return this.readLines(out, budget);
     }
     return false;
@@ -256,7 +319,79 @@ export class TrackedFile {
     if (this.partialBytes === 0) return;
     const text = this.decode(this.takeLine(Buffer.alloc(0)));
     this.position = this.readPosition;
-    out(text, this.position);
+    out(text, this.position, this.fingerprintAt(this.position));
+  }
+
+  /**
+   * The fingerprint of the file read up to `position`: of its first `min(position,
+   * FINGERPRINT_BYTES)` bytes, all of which are in `head` by then (they were read).
+   */
+  private fingerprintAt(position: number): Fingerprint {
+    const bytes = Math.min(position, FINGERPRINT_BYTES);
+    if (bytes !== this.fingerprint.bytes) this.fingerprint = fingerprintOf(this.head.subarray(0, bytes));
+    return this.fingerprint;
+  }
+
+  /**
+   * True when the file's first bytes, all read (file shorter than them: the size check at its
+   * end tells), differ from those kept: it was truncated and written again since. Logged.
+   */
+  private async headChanged(): Promise<boolean> {
+    const length = this.headBytes;
+    if (length === 0) return false;
+    const { buffer } = this.options;
+    const { bytesRead } = await (this.handle as FileHandle).read(buffer, 0, length, 0);
+    if (bytesRead < length || buffer.compare(this.head, 0, length, 0, length) === 0) return false;
+    this.options.logger.warn(
+      { event: 'file.truncated', file: this.filename, position: this.position },
+      `file ${this.filename} was rewritten: its first ${length} bytes are no longer those read (truncated and written again between two checks); reading it again from the start`,
+    );
+    return true;
+  }
+
+  /** Reads the open file again from byte 0. */
+  private restart(): void {
+    this.position = 0;
+    this.readPosition = 0;
+    this.dropPartial();
+    this.dropHead();
+  }
+
+  /** Keeps the bytes of a chunk read at `start` that fall in the file's first {@link FINGERPRINT_BYTES}. */
+  private keepHead(chunk: Buffer, start: number): void {
+    // Reads go forward from the position, so a chunk starts within (or right after) what is kept.
+    if (start > this.headBytes) return;
+    const end = Math.min(start + chunk.length, FINGERPRINT_BYTES);
+    chunk.copy(this.head, start, 0, end - start);
+    this.headBytes = Math.max(this.headBytes, end);
+  }
+
+  /** Reads the first bytes of the file, up to `position`, so the fingerprints of later lines can be taken. */
+  private async readHead(handle: FileHandle, position: number): Promise<void> {
+    this.dropHead();
+    const want = Math.min(position, FINGERPRINT_BYTES);
+    if (want === 0) return;
+    const { bytesRead } = await handle.read(this.head, 0, want, 0);
+    this.headBytes = bytesRead;
+  }
+
+  private dropHead(): void {
+    this.headBytes = 0;
+    this.fingerprint = EMPTY_FINGERPRINT;
+  }
+
+  /** True when the file's first `fingerprint.bytes` bytes hash to `fingerprint.sha256`. */
+  private async matches(handle: FileHandle, fingerprint: Fingerprint): Promise<boolean> {
+    const hash = createHash('sha256');
+    const { buffer } = this.options;
+    let at = 0;
+    while (at < fingerprint.bytes) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, fingerprint.bytes - at), at);
+      if (bytesRead === 0) return false;
+      hash.update(buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+    return hash.digest('hex') === fingerprint.sha256;
   }
 
   /**

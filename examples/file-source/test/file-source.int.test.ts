@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,10 +60,17 @@ describeKafka('file source on a real broker through the standalone worker', () =
     } finally {
       await first.stop();
     }
-    // The graceful stop flushed the position after the last line.
+    // The graceful stop flushed the position after the last line, and the fingerprint of the file's first KiB.
     const stored = JSON.parse(await readFile(offsets, 'utf8'));
+    const head = (await readFile(file)).subarray(0, 1024);
     expect(stored.connectors['file-source']).toEqual([
-      { partition: { filename: file }, offset: { position: (await stat(file)).size } },
+      {
+        partition: { filename: file },
+        offset: {
+          position: (await stat(file)).size,
+          fingerprint: { bytes: head.length, sha256: createHash('sha256').update(head).digest('hex') },
+        },
+      },
     ]);
 
     await appendFile(file, `${lines(70, 80).join('\n')}\n`);

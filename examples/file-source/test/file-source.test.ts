@@ -1,11 +1,19 @@
-import { appendFile, mkdtemp, rename, rm, truncate, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { appendFile, mkdtemp, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
 import type { Logger } from 'tributary-connect';
 import { MockRuntime, VirtualClock } from 'tributary-connect/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FileSourceConfig, FileSourceConnector, FileSourceTask, fileSourceConfig } from '../src/index.js';
+import {
+  type FileOffset,
+  type FilePartition,
+  type FileSourceConfig,
+  FileSourceConnector,
+  FileSourceTask,
+  fileSourceConfig,
+} from '../src/index.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -39,8 +47,13 @@ function warnings(): { logger: Logger; seen: Array<{ event: string; message: str
   return { logger, seen };
 }
 
-const values = (run: MockRuntime<{ filename: string }, { position: number }, FileSourceConfig>) =>
-  run.dataRecords.map((r) => r.value);
+/** The offset of a file read up to the end of `text`, its first bytes: the fingerprint of `text` when under 1 KiB. */
+const offsetAfter = (text: string) => ({
+  position: Buffer.byteLength(text),
+  fingerprint: { bytes: Buffer.byteLength(text), sha256: createHash('sha256').update(text).digest('hex') },
+});
+
+const values = (run: MockRuntime<FilePartition, FileOffset, FileSourceConfig>) => run.dataRecords.map((r) => r.value);
 
 describe('file source', () => {
   it('reports the bytes of its files not yet read as source lag, after each flush', async () => {
@@ -74,7 +87,7 @@ describe('file source', () => {
     ]);
     expect(run.dataRecords.every((r) => r.topic === 'lines' && r.sourcePartition.filename === file)).toBe(true);
     await run.flush();
-    expect(await run.committedOffset({ filename: file })).toEqual({ position: 20 });
+    expect(await run.committedOffset({ filename: file })).toEqual(offsetAfter('alpha\r\nbéta\n\ngamma\n'));
     await run.stop();
   });
 
@@ -110,7 +123,7 @@ describe('file source', () => {
     await run.advanceBy('1s');
     expect(values(run)).toEqual(['one', 'two']);
     await run.flush();
-    expect(await run.committedOffset({ filename: file })).toEqual({ position: 8 });
+    expect(await run.committedOffset({ filename: file })).toEqual(offsetAfter('one\ntwo\n'));
     await run.stop();
   });
 
@@ -122,7 +135,7 @@ describe('file source', () => {
     await appendFile(file, 'more\n');
     await run.advanceBy('5s');
     expect(values(run)).toEqual(['one', 'two']);
-    expect(run.dataRecords.at(-1)?.sourceOffset).toEqual({ position: 7 });
+    expect(run.dataRecords.at(-1)?.sourceOffset).toEqual(offsetAfter('one\ntwo'));
     await run.stop();
   });
 
@@ -142,6 +155,27 @@ describe('file source', () => {
         message: `file ${file} was truncated to 4 bytes, below the read position 12: reading it again from the start`,
       },
     ]);
+    await run.stop();
+  });
+
+  it('reads a file truncated and written past its old size between two checks again from the start, with a warning', async () => {
+    const file = join(dir, 'trunc.log');
+    await writeFile(file, 'old-1\nold-2\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    await truncate(file, 0);
+    await appendFile(file, 'new-1\nnew-2\nnew-3\n');
+    await run.advanceBy('2s');
+    expect(values(run)).toEqual(['old-1', 'old-2', 'new-1', 'new-2', 'new-3']);
+    expect(seen).toEqual([
+      {
+        event: 'file.truncated',
+        message: `file ${file} was rewritten: its first 12 bytes are no longer those read (truncated and written again between two checks); reading it again from the start`,
+      },
+    ]);
+    await run.flush();
+    expect(await run.committedOffset({ filename: file })).toEqual(offsetAfter('new-1\nnew-2\nnew-3\n'));
     await run.stop();
   });
 
@@ -179,6 +213,110 @@ describe('file source', () => {
     expect(seen[0]?.message).toMatch(
       /^file .*app\.log was replaced \(inode \d+ is now \d+\) after byte 28: reading the new file from the start$/,
     );
+    await run.stop();
+  });
+
+  it('reads a file replaced while running from the start after a stop, even when it grew past the old position before any of its lines was committed', async () => {
+    const file = join(dir, 'app.log');
+    await writeFile(file, 'old-1\nold-2\nold-3\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    await run.flush();
+    // logrotate's create mode: the task sees the new, empty file, commits nothing of it, and stops.
+    await rename(file, `${file}.1`);
+    await writeFile(file, '');
+    await run.advanceBy('2s');
+    await run.stop();
+    await appendFile(file, 'new-1\nnew-2\nnew-3\nnew-4\n');
+    await run.restart();
+    await run.advanceBy('2s');
+    expect(values(run)).toEqual(['old-1', 'old-2', 'old-3', 'new-1', 'new-2', 'new-3', 'new-4']);
+    expect(seen.map((s) => s.event)).toEqual(['file.replaced', 'file.replaced']);
+    expect(seen[1]?.message).toBe(
+      `file ${file} is not the file the committed position 18 was read from (its first 18 bytes differ): it was replaced or rewritten while the task was not running; reading it from the start`,
+    );
+    await run.stop();
+  });
+
+  it('reads a file truncated while running from the start after a crash, even when it was refilled past the old position', async () => {
+    const file = join(dir, 'app.log');
+    await writeFile(file, 'old-1\nold-2\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    await run.flush();
+    // logrotate's copytruncate: the task sees the truncation, then dies before a line of the new content.
+    await truncate(file, 0);
+    await run.advanceBy('2s');
+    await appendFile(file, 'new-1\nnew-2\nnew-3\n');
+    const crashed = run.task;
+    await run.restart({ crash: true });
+    await crashed.stop(); // what the end of a crashed process would have closed
+    await run.advanceBy('2s');
+    expect(values(run)).toEqual(['old-1', 'old-2', 'new-1', 'new-2', 'new-3']);
+    expect(seen.map((s) => s.event)).toEqual(['file.truncated', 'file.replaced']);
+    await run.stop();
+  });
+
+  it('reads a file replaced while the task was not running, longer than the committed position, from the start', async () => {
+    const file = join(dir, 'app.log');
+    const old = Array.from({ length: 300 }, (_, i) => `old line ${i}`);
+    await writeFile(file, `${old.join('\n')}\n`);
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    await run.stop();
+    const fresh = Array.from({ length: 400 }, (_, i) => `new line ${i}`);
+    await rm(file);
+    await writeFile(file, `${fresh.join('\n')}\n`);
+    await run.restart();
+    await run.advanceBy('1s');
+    expect(values(run)).toEqual([...old, ...fresh]);
+    expect(seen.map((s) => s.event)).toEqual(['file.replaced']);
+    expect(seen[0]?.message).toContain('(its first 1024 bytes differ)');
+    await run.stop();
+  });
+
+  it('resumes a file appended while the task was not running, below and across the fingerprinted first 1024 bytes', async () => {
+    const file = join(dir, 'grow.log');
+    const line = (i: number) => `line ${String(i).padStart(3, '0')} ${'x'.repeat(40)}`;
+    await writeFile(file, `${line(0)}\n`);
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    for (const [from, to] of [
+      [1, 3],
+      [3, 30],
+      [30, 60],
+    ] as const) {
+      await run.stop();
+      await appendFile(file, Array.from({ length: to - from }, (_, i) => `${line(from + i)}\n`).join(''));
+      await run.restart();
+      await run.advanceBy('1s');
+    }
+    expect(values(run)).toEqual(Array.from({ length: 60 }, (_, i) => line(i)));
+    expect(seen).toEqual([]);
+    await run.flush();
+    const committed = await run.committedOffset({ filename: file });
+    expect(committed?.position).toBe(60 * 50);
+    expect(committed?.fingerprint?.bytes).toBe(1024);
+    await run.stop();
+  });
+
+  it('resumes at a committed position that carries no fingerprint (an offset stored before it, or given from outside)', async () => {
+    const file = join(dir, 'a.log');
+    await writeFile(file, 'a1\na2\na3\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, {
+      config: config([file]),
+      committedOffsets: [{ partition: { filename: file }, offset: { position: 3 } }],
+      logger,
+    });
+    await run.advanceBy('1s');
+    expect(values(run)).toEqual(['a2', 'a3']);
+    expect(seen).toEqual([]);
+    expect(run.dataRecords.at(-1)?.sourceOffset).toEqual(offsetAfter('a1\na2\na3\n'));
     await run.stop();
   });
 
@@ -249,6 +387,27 @@ describe('file source', () => {
 });
 
 describe('file source config', () => {
+  it('refuses one file named twice under two spellings or through a symlink, naming both and the file', async () => {
+    const file = join(dir, 'app.log');
+    await writeFile(file, 'x\n');
+    await symlink(file, join(dir, 'current.log'));
+    const messages = (files: string) => {
+      const r = fileSourceConfig.parse({ files, topic: 't' });
+      return r.ok ? [] : r.problems.map((p) => p.message);
+    };
+    const real = await realpath(file);
+    const same = (a: string, b: string) =>
+      `Invalid configuration files: ${a} and ${b} are the same file (${real}); list each file once`;
+    expect(messages(`${file},${dir}/./app.log`)).toEqual([same(file, `${dir}/./app.log`)]);
+    expect(messages(`${dir}//app.log,${file}`)).toEqual([same(`${dir}//app.log`, file)]);
+    expect(messages(`${file},${join(dir, 'current.log')}`)).toEqual([same(file, join(dir, 'current.log'))]);
+    // Not there yet (a followed file may appear later): compared by its resolved name.
+    expect(messages('/nowhere/a.log,/nowhere/x/../a.log')).toEqual([
+      'Invalid configuration files: /nowhere/a.log and /nowhere/x/../a.log are the same file (/nowhere/a.log); list each file once',
+    ]);
+    expect(messages(`${file},${join(dir, 'other.log')}`)).toEqual([]);
+  });
+
   it('refuses offsets from outside whose position is negative or not an integer, naming the file; accepts byte positions and null', async () => {
     const connector = new FileSourceConnector();
     const settings = config(['/data/a.log', '/data/b.log']);
@@ -264,6 +423,23 @@ describe('file source config', () => {
     );
     expect(() => connector.alterOffsets(settings, [at('/data/a.log', Number.MAX_VALUE)])).toThrow(/got 1\.79/);
     expect(connector.alterOffsets(settings, [at('/data/a.log', 0), at('/data/b.log', 20), at('/data/a.log', null)])).toBe(true);
+  });
+
+  it('refuses a fingerprint from outside that does not cover read bytes or is no SHA-256, naming the file; accepts one that is', () => {
+    const connector = new FileSourceConnector();
+    const settings = config(['/data/a.log']);
+    const sha256 = 'ab'.repeat(32);
+    const at = (position: number, bytes: number, hash: string) => [
+      { partition: { filename: '/data/a.log' }, offset: { position, fingerprint: { bytes, sha256: hash } } },
+    ];
+    expect(() => connector.alterOffsets(settings, at(10, 11, sha256))).toThrow(
+      'offset.fingerprint.bytes of file "/data/a.log": expected the number of first bytes hashed, an integer from 0 to the position (10), got 11',
+    );
+    expect(() => connector.alterOffsets(settings, at(10, -1, 'AB'))).toThrow(
+      'offset.fingerprint.bytes of file "/data/a.log": expected the number of first bytes hashed, an integer from 0 to the position (10), got -1; offset.fingerprint.sha256 of file "/data/a.log": expected a SHA-256 as 64 lowercase hex digits, got "AB"',
+    );
+    expect(connector.alterOffsets(settings, at(2048, 1024, sha256))).toBe(true);
+    expect(connector.alterOffsets(settings, [{ partition: { filename: '/data/a.log' }, offset: offsetAfter('x\n') }])).toBe(true);
   });
 
   it('takes file or files, splits them over tasks.max tasks, and names what is wrong', () => {
