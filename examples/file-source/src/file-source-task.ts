@@ -27,10 +27,9 @@ export const READ_BUFFER_BYTES = 64 * 1024;
 export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSourceConfig> {
   readonly offsets = offsetCodec({
     partition: t.type({ filename: t.string }),
-    offset: t.intersection([
-      t.type({ position: t.number }),
-      t.partial({ fingerprint: t.type({ bytes: t.number, sha256: t.string }) }),
-    ]),
+    // One t.type (absent fingerprint: undefined), not an intersection: its encode is the
+    // identity, where an intersection's builds a merged copy of every offset, every record.
+    offset: t.type({ position: t.number, fingerprint: t.union([t.type({ bytes: t.number, sha256: t.string }), t.undefined]) }),
   });
   private config!: FileSourceConfig;
   private files: TrackedFile[] = [];
