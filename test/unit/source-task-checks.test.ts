@@ -50,6 +50,15 @@ class StartsOverTask extends CounterTask {
   }
 }
 
+/** Resumes at the right record after a restart, then stalls: it re-emits one record and no more. */
+class StallsAfterRestartTask extends CounterTask {
+  override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+    await super.start(config, context);
+    const resumed = [...this.positions.values()].some((n) => n > 0);
+    if (resumed) this.config = { ...config, batch: 1, limit: Math.max(...this.positions.values()) + 1 };
+  }
+}
+
 /** Two heartbeats per stream per call. */
 class ChattyTask extends CounterTask {
   override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
@@ -106,6 +115,14 @@ describe('the source task contract', () => {
     await expect(check(SkippingTask, 'restartAfterStop').run()).rejects.toThrow(
       /must go on with the first record after its committed offset/,
     );
+  });
+
+  it('catches a task that resumes at the right record after a restart and then stalls', async () => {
+    for (const name of ['restartAfterCrash', 'restartAfterStop'] as const) {
+      await expect(check(StallsAfterRestartTask, name).run()).rejects.toThrow(
+        /then every one of the 8 records it had produced after it that were never acknowledged, in order; it produced only 1 in 5s: if the source is slow rather than stalled, give a longer runFor/,
+      );
+    }
   });
 
   it('asks for more records when a run produces too few to restart in the middle', async () => {
