@@ -472,6 +472,8 @@ async function checkFarFuture<P, O, C>(contract: Contract<P, O, C>): Promise<voi
   });
   try {
     await run.advanceBy(contract.runFor);
+    // A task that fails on such an offset yields nothing too: failing is no way to pass.
+    assertNotFailed(run, 'when started from farFutureOffset(partition): it must start and wait for records past it');
     const keys = new Set(partitions.map(contract.partitionKey));
     const yielded = run.dataRecords
       .filter((r) => keys.has(contract.partitionKey(r.sourcePartition)))

@@ -59,6 +59,16 @@ class StallsAfterRestartTask extends CounterTask {
   }
 }
 
+/** Fails to start when the committed offset is past the end of its source. */
+class FailsPastTheEndTask extends CounterTask {
+  override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+    await super.start(config, context);
+    for (const [stream, n] of this.positions) {
+      if (n > (config.limit ?? 0)) throw new Error(`offset ${n} of ${stream} is past the end of the log`);
+    }
+  }
+}
+
 /** Two heartbeats per stream per call. */
 class ChattyTask extends CounterTask {
   override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
@@ -134,6 +144,12 @@ describe('the source task contract', () => {
   it('catches a task that yields records from a far-future offset', async () => {
     await expect(check(StartsOverTask, 'farFutureOffset').run()).rejects.toThrow(/must yield no record of that partition/);
     await check(CounterTask, 'farFutureOffset').run();
+  });
+
+  it('catches a task that fails when started from a far-future offset', async () => {
+    await expect(check(FailsPastTheEndTask, 'farFutureOffset').run()).rejects.toThrow(
+      /The task FAILED when started from farFutureOffset\(partition\)[\s\S]*offset 1000000 of a is past the end of the log/,
+    );
   });
 
   it('catches a task that sends more than one heartbeat per partition per interval', async () => {
