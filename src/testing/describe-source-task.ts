@@ -88,12 +88,17 @@ export interface SourceTaskContractOptions<P, O, C> {
  * - **restartAfterCrash** / **restartAfterStop**: the first records of each source partition are
  *   acknowledged and committed, the rest held back; after a crash (or a graceful stop) the new
  *   task resumes exactly after the committed offset: it repeats nothing at or before it and
- *   starts with the first record that was never acknowledged;
+ *   goes on with every record that was never acknowledged, in order;
+ * - **restartWithHeartbeats**: a run with heartbeats on (for a task that has them) crashes in
+ *   the middle of its data after a flush, with nothing held back (KIP-910 `updateOffsets`
+ *   applies) and, for a task with heartbeats, again with the data after a heartbeat held back;
+ *   each source partition must go on with the record that followed, in a plain run, the last
+ *   one acknowledged: an offset ahead of records not yet polled loses them;
  * - **farFutureOffset**: started from `farFutureOffset(partition)`, the task yields nothing for
- *   that partition;
+ *   that partition, and does not fail;
  * - **heartbeats** (for a task that overrides `produceHeartbeatRecords()`): at most one heartbeat
  *   per source partition per `heartbeat.interval.ms`, each with a partition and offset that
- *   decode;
+ *   decode, none carrying the offset of a data record older than the data sent before it;
  * - **stop**: a graceful stop finishes within `task.shutdown.graceful.timeout.ms` with its poll
  *   round done, the task's `stop()` returned (neither hung nor threw), and ends STOPPED.
  *

@@ -3,10 +3,10 @@ import { type Logger, silentLogger } from '../api/logger.js';
 import type { OffsetCodec } from '../api/offset-codec.js';
 import type { SourceConnectorClass } from '../api/source-connector.js';
 import type { OffsetUpdate, SourceRecord } from '../api/source-record.js';
-import { isSourceTaskClass, type SourceTask } from '../api/source-task.js';
+import { hasDefaultHeartbeats, isSourceTaskClass, type SourceTask } from '../api/source-task.js';
 import { resolveTaskSettings } from '../runtime/task-settings.js';
 import type { SourceTaskConfigContract, SourceTaskContractOptions, SourceTaskUnderTest } from './describe-source-task.js';
-import { type CapturedRecordView, MockRuntime } from './mock-runtime.js';
+import { type CapturedRecord, type CapturedRecordView, MockRuntime } from './mock-runtime.js';
 import { type Duration, toMillis } from './virtual-clock.js';
 import { vitestApi } from './vitest-api.js';
 
@@ -16,6 +16,7 @@ export const SOURCE_TASK_CHECKS = [
   'offsets',
   'restartAfterCrash',
   'restartAfterStop',
+  'restartWithHeartbeats',
   'farFutureOffset',
   'heartbeats',
   'stop',
@@ -79,9 +80,16 @@ export function sourceTaskChecks<P, O, C>(
       'resumes after a graceful stop exactly after its committed offsets: no gap, no repeat before them',
       () => checkRestart(contract, false),
     ),
+    check(
+      'restartWithHeartbeats',
+      'resumes after a crash with heartbeats and offset updates committed: the record after the last one acknowledged comes next',
+      () => checkRestartWithHeartbeats(contract),
+    ),
     check('farFutureOffset', 'yields nothing when started from a far-future offset', () => checkFarFuture(contract)),
-    check('heartbeats', 'sends at most one heartbeat per partition per heartbeat.interval.ms, with offsets that decode', () =>
-      checkHeartbeats(contract),
+    check(
+      'heartbeats',
+      'sends at most one heartbeat per partition per heartbeat.interval.ms, with offsets that decode and never go back',
+      () => checkHeartbeats(contract),
     ),
     check('stop', 'stops within task.shutdown.graceful.timeout.ms with its poll round finished', () => checkStop(contract)),
   ];
@@ -100,12 +108,22 @@ interface Contract<P, O, C> {
   readonly runForMs: number;
   readonly ackedBeforeRestart: number;
   readonly heartbeatIntervalMs: number;
+  /** The task overrides produceHeartbeatRecords(): runs with heartbeats on make some. */
+  readonly hasHeartbeats: boolean;
   readonly codec: OffsetCodec<P, O>;
   readonly partitionKey: (partition: P) => string;
   readonly sequence: (record: SourceRecord<P, O>) => string;
   readonly launch: (extra?: LaunchOptions<P, O>) => Promise<MockRuntime<P, O, C>>;
-  /** Records of one plain run, made once and shared by the checks that need samples. */
-  readonly probe: () => Promise<Array<SourceRecord<P, O>>>;
+  /** Data records of one plain run (heartbeats off), made once and shared by the checks that need samples. */
+  readonly probe: () => Promise<Probe<P, O>>;
+}
+
+/** What one plain run of `runFor` produced. */
+interface Probe<P, O> {
+  /** Its data records, in the order they were acknowledged (the order the task emitted them). */
+  readonly records: ReadonlyArray<CapturedRecord<P, O>>;
+  /** Virtual time when the task had started (ms since the epoch), to read `ackedAt` against. */
+  readonly startedAt: number;
 }
 
 interface LaunchOptions<P, O> {
@@ -229,14 +247,15 @@ function resolveContract<P, O, C>(
       logger: extra.logger,
     });
 
-  let probed: Promise<Array<SourceRecord<P, O>>> | undefined;
+  let probed: Promise<Probe<P, O>> | undefined;
   const probe = () => {
     probed ??= (async () => {
       const run = await launch();
       try {
+        const startedAt = run.clock.now();
         await run.advanceBy(runFor);
         assertNotFailed(run, `during a first run of ${String(runFor)}`);
-        return run.dataRecords;
+        return { records: run.dataRecords, startedAt };
       } finally {
         await run.stop();
       }
@@ -254,6 +273,7 @@ function resolveContract<P, O, C>(
     runForMs,
     ackedBeforeRestart,
     heartbeatIntervalMs,
+    hasHeartbeats: !hasDefaultHeartbeats(sample as SourceTask<P, O, C>),
     codec,
     partitionKey,
     sequence,
@@ -338,7 +358,7 @@ async function checkOffsets<P, O, C>(contract: Contract<P, O, C>): Promise<void>
   const samples =
     contract.options.samples ??
     dedupe(
-      (await contract.probe()).map((r) => ({ partition: r.sourcePartition, offset: r.sourceOffset })),
+      (await contract.probe()).records.map((r) => ({ partition: r.sourcePartition, offset: r.sourceOffset })),
       (s) => canonicalJson([codec.encodePartition(s.partition), codec.encodeOffset(s.offset)]),
     );
   if (samples.length === 0) {
@@ -456,10 +476,141 @@ async function checkRestart<P, O, C>(contract: Contract<P, O, C>, crash: boolean
   }
 }
 
+/**
+ * Crashes a run in the middle of its data with heartbeats on (for a task that has them), once
+ * heartbeats, KIP-910 offset updates and flushes have had their say, then requires each source
+ * partition to go on with the record that followed, in a plain run, the last one acknowledged
+ * before the crash. A heartbeat or updateOffsets() offset ahead of records not yet polled
+ * skips them (lost); one behind the data repeats records. Runs twice for a task with
+ * heartbeats: with nothing held back (offset updates apply), and with the data after a
+ * heartbeat held back, so that the heartbeat's offset is what the crash leaves committed.
+ */
+async function checkRestartWithHeartbeats<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
+  const probe = await contract.probe();
+  if (probe.records.length === 0) {
+    throw new Error(
+      `In ${String(contract.runFor)} the task produced no records, so there is no data to crash in the middle of: give a task config that produces some, or a longer runFor`,
+    );
+  }
+  await crashMidStream(contract, probe, false);
+  if (contract.hasHeartbeats) await crashMidStream(contract, probe, true);
+}
+
+async function crashMidStream<P, O, C>(
+  contract: Contract<P, O, C>,
+  probe: Probe<P, O>,
+  holdAfterHeartbeat: boolean,
+): Promise<void> {
+  const { partitionKey, sequence, hasHeartbeats, heartbeatIntervalMs: interval } = contract;
+  const order = new Map(
+    [...groupBy(probe.records, (r) => partitionKey(r.sourcePartition))].map(([key, records]) => [key, records.map(sequence)]),
+  );
+  // From the time half of a plain run's records were acknowledged. Holding after a heartbeat,
+  // the run goes on (one heartbeat interval at most) until a heartbeat comes while its
+  // partition has data still to come; the data after it is held back, as a heartbeat due
+  // with a record would otherwise always see the record's offset committed after its own.
+  const times = probe.records.map((r) => r.ackedAt - probe.startedAt).sort((a, b) => a - b);
+  const middle = Math.min(contract.runForMs, Math.max(1, times[Math.floor((times.length - 1) / 2)] ?? 0));
+  let armed = false;
+  const sent = new Map<string, number>();
+  const held = new Set<string>();
+  const run = await contract.launch({
+    connectorConfig: hasHeartbeats ? { 'heartbeat.interval.ms': interval, 'heartbeat.topic': HEARTBEAT_TOPIC } : {},
+    holdAcks: holdAfterHeartbeat
+      ? (record) => {
+          const key = partitionKey(record.sourcePartition);
+          if (!record.heartbeat) {
+            sent.set(key, (sent.get(key) ?? 0) + 1);
+            return held.has(key);
+          }
+          if (armed && (sent.get(key) ?? 0) < (order.get(key)?.length ?? 0)) held.add(key);
+          return false;
+        }
+      : undefined,
+  });
+  const how = !hasHeartbeats
+    ? 'nothing held back'
+    : holdAfterHeartbeat
+      ? 'heartbeats on, the data after a heartbeat held back'
+      : 'heartbeats on, nothing held back';
+  const lastData = (key: string) => {
+    const records = run.dataRecords.filter((r) => partitionKey(r.sourcePartition) === key);
+    return records.length === 0 ? undefined : sequence(records[records.length - 1] as CapturedRecord<P, O>);
+  };
+  let crashed: SourceTask<P, O, C> | undefined;
+  try {
+    const startedAt = run.clock.now();
+    await run.clock.advanceTo(startedAt + middle);
+    armed = true;
+    if (holdAfterHeartbeat) {
+      const deadline = startedAt + Math.min(contract.runForMs, middle + interval);
+      for (let next = run.clock.nextTimerAt; held.size === 0 && next !== undefined && next <= deadline; ) {
+        await run.clock.advanceTo(next);
+        next = run.clock.nextTimerAt;
+      }
+    }
+    const crashAt = run.clock.now() - startedAt;
+    const when = `a crash ${crashAt} ms in (${how})`;
+    assertNotFailed(run, `before ${when}`);
+    // What is acknowledged when the flush starts is what it commits.
+    const acked = new Map([...order.keys()].map((key) => [key, lastData(key)]));
+    vitestApi()
+      .expect(await run.flush(), `the offset flush before ${when} must succeed`)
+      .toBe(true);
+    const before = run.captured.length;
+    crashed = run.task;
+    await run.restart({ crash: true });
+    assertNotFailed(run, `when started again after ${when}`);
+    await run.advanceBy(contract.runFor);
+    assertNotFailed(run, `after ${when}`);
+    const resumed = groupBy(
+      run.captured.slice(before).filter((r) => !r.heartbeat),
+      (r) => partitionKey(r.sourcePartition),
+    );
+    for (const [key, seqs] of order) {
+      const last = acked.get(key);
+      const lastAt = last === undefined ? -1 : seqs.indexOf(last);
+      if (last !== undefined && lastAt < 0) {
+        throw new Error(
+          `Source partition ${key}: record ${last}, acknowledged before ${when}, is not among the records of a plain run of ${String(contract.runFor)}: ` +
+            'this check needs the task to produce the same records in the same order in both; ' +
+            "give a sequence option that names records alike in both runs, or skip: { restartWithHeartbeats: 'why' }",
+        );
+      }
+      const again = (resumed.get(key) ?? []).map(sequence);
+      vitestApi()
+        .expect(
+          again.filter((s) => {
+            const i = seqs.indexOf(s);
+            return i >= 0 && i <= lastAt;
+          }),
+          `after ${when}, source partition ${key} repeated records at or before the last one acknowledged and flushed (${last}): ` +
+            'its committed offset went back behind its data (a heartbeat or updateOffsets() offset older than the records before it?)',
+        )
+        .toEqual([]);
+      const next = seqs[lastAt + 1];
+      if (next === undefined) continue;
+      const after = last === undefined ? 'with no record acknowledged' : `after its last record acknowledged (${last})`;
+      vitestApi()
+        .expect(
+          again[0],
+          `after ${when}, source partition ${key} ${after} must go on with ${next}, the next record of a plain run; ` +
+            `it produced ${again.length === 0 ? 'nothing' : `${again[0]} first`} in ${String(contract.runFor)}. ` +
+            'A heartbeat or updateOffsets() offset ahead of records not yet polled loses them; if the source is only slow, give a longer runFor',
+        )
+        .toBe(next);
+    }
+  } finally {
+    await run.stop();
+    // Release what the end of a crashed process would have (files, sockets), after the check.
+    await crashed?.stop();
+  }
+}
+
 async function checkFarFuture<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
   const farFutureOffset = contract.options.farFutureOffset as (partition: P) => O;
   const partitions = dedupe(
-    contract.options.samples?.map((s) => s.partition) ?? (await contract.probe()).map((r) => r.sourcePartition),
+    contract.options.samples?.map((s) => s.partition) ?? (await contract.probe()).records.map((r) => r.sourcePartition),
     contract.partitionKey,
   );
   if (partitions.length === 0) {
@@ -523,6 +674,31 @@ async function checkHeartbeats<P, O, C>(contract: Contract<P, O, C>): Promise<vo
       if (o.ok)
         vitestApi().expect(o.value, 'the offset of a heartbeat must decode to what it carried').toEqual(beat.sourceOffset);
     }
+    // A heartbeat commits its offset as if it were the partition's latest record: carrying the
+    // offset of a data record earlier than the data before it moves the committed offset back.
+    // Offsets have no order the suite knows, so only those equal to a data record's are placed.
+    const encoded = (offset: O) => canonicalJson(contract.codec.encodeOffset(offset));
+    const backwards: string[] = [];
+    for (const [key, records] of groupBy(run.captured, (r) => contract.partitionKey(r.sourcePartition))) {
+      const data = records.filter((r) => !r.heartbeat).map((r) => encoded(r.sourceOffset));
+      const lastAt = new Map(data.map((offset, i) => [offset, i]));
+      let latest = -1;
+      for (const record of records) {
+        if (!record.heartbeat) {
+          latest++;
+          continue;
+        }
+        const offset = encoded(record.sourceOffset);
+        const at = lastAt.get(offset);
+        if (at !== undefined && at < latest) backwards.push(`${key}: heartbeat ${offset} after data up to ${data[latest]}`);
+      }
+    }
+    vitestApi()
+      .expect(
+        backwards,
+        `a heartbeat must not carry the offset of a data record older than the data sent before it: committed, it moves the offset back and a restart repeats records (${backwards.slice(0, 3).join('; ')})`,
+      )
+      .toEqual([]);
     vitestApi()
       .expect(await run.flush(), 'the offsets of heartbeats must flush')
       .toBe(true);

@@ -1,5 +1,12 @@
-import { defer, EMPTY, from, ignoreElements, type Observable } from 'rxjs';
-import { configTypes, defineConfig, type HeartbeatRecord, type SourceRecord, SourceTask } from 'tributary-connect';
+import { defer, EMPTY, from, ignoreElements, mergeMap, type Observable } from 'rxjs';
+import {
+  configTypes,
+  defineConfig,
+  type HeartbeatRecord,
+  type OffsetUpdate,
+  type SourceRecord,
+  SourceTask,
+} from 'tributary-connect';
 import { describe, expect, it } from 'vitest';
 import type { SourceTaskContractOptions } from '../../src/testing/describe-source-task.js';
 import { type SourceTaskCheck, sourceTaskChecks } from '../../src/testing/source-task-checks.js';
@@ -69,6 +76,36 @@ class FailsPastTheEndTask extends CounterTask {
   }
 }
 
+/** One record per stream every 500 ms of the task's clock, so a run ends with records still to come. */
+class PacedTask extends CounterTask {
+  override poll(): Observable<SourceRecord<CounterPartition, CounterOffset>> {
+    return defer(() => this.context.clock.sleep(500)).pipe(mergeMap(() => super.poll()));
+  }
+}
+
+/** Heartbeats carry the head of the source (its limit), though the records up to it are not polled yet. */
+class HeadHeartbeatTask extends PacedTask {
+  override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
+    return from(
+      [...this.positions.keys()].map((stream) => ({ sourcePartition: { stream }, sourceOffset: { n: this.config.limit ?? 0 } })),
+    );
+  }
+}
+
+/** Heartbeats carry the offset of the first record, whatever came since. */
+class StaleHeartbeatTask extends PacedTask {
+  override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
+    return from([...this.positions.keys()].map((stream) => ({ sourcePartition: { stream }, sourceOffset: { n: 1 } })));
+  }
+}
+
+/** KIP-910 offset updates that report the head of the source, though the records up to it are not polled yet. */
+class HeadUpdateTask extends PacedTask {
+  override updateOffsets(): ReadonlyArray<OffsetUpdate<CounterPartition, CounterOffset>> {
+    return [...this.positions.keys()].map((stream) => ({ partition: { stream }, offset: { n: this.config.limit ?? 0 } }));
+  }
+}
+
 /** Two heartbeats per stream per call. */
 class ChattyTask extends CounterTask {
   override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
@@ -133,6 +170,26 @@ describe('the source task contract', () => {
         /then every one of the 8 records it had produced after it that were never acknowledged, in order; it produced only 1 in 5s: if the source is slow rather than stalled, give a longer runFor/,
       );
     }
+  });
+
+  it('passes a paced task whose heartbeats carry its position, and catches heartbeats and offset updates ahead of its data', async () => {
+    const paced: Partial<Options> = { taskConfig: { topic: 'data', limit: 20, streams: ['a', 'b'], heartbeats: true } };
+    for (const c of sourceTaskChecks(PacedTask, { ...base, ...paced }).checks) await c.run();
+    for (const task of [HeadHeartbeatTask, HeadUpdateTask]) {
+      await expect(check(task, 'restartWithHeartbeats', paced).run()).rejects.toThrow(
+        /after a crash \d+ ms in \(heartbeats on, [^)]*\), source partition \{"stream":"a"\} after its last record acknowledged \(\{"n":\d+\}\) must go on with \{"n":\d+\}, the next record of a plain run; it produced nothing in 5s/,
+      );
+    }
+  });
+
+  it('catches heartbeats that move the committed offset back behind the data', async () => {
+    const paced: Partial<Options> = { taskConfig: { topic: 'data', limit: 20, streams: ['a', 'b'] } };
+    await expect(check(StaleHeartbeatTask, 'heartbeats', paced).run()).rejects.toThrow(
+      /a heartbeat must not carry the offset of a data record older than the data sent before it[\s\S]*heartbeat \{"n":1\} after data up to \{"n":\d+\}/,
+    );
+    await expect(check(StaleHeartbeatTask, 'restartWithHeartbeats', paced).run()).rejects.toThrow(
+      /repeated records at or before the last one acknowledged and flushed/,
+    );
   });
 
   it('asks for more records when a run produces too few to restart in the middle', async () => {
@@ -204,7 +261,7 @@ describe('the source task contract', () => {
       "describeSourceTask(CounterTask): skip.heartbeats needs a reason: write why this task need not pass the check, e.g. skip: { heartbeats: 'this source has no ...' }",
     );
     expect(() => sourceTaskChecks(CounterTask, { ...base, skip: { restart: 'x' } as never })).toThrow(
-      'skip.restart is not a check; accepted: config, offsets, restartAfterCrash, restartAfterStop, farFutureOffset, heartbeats, stop',
+      'skip.restart is not a check; accepted: config, offsets, restartAfterCrash, restartAfterStop, restartWithHeartbeats, farFutureOffset, heartbeats, stop',
     );
     expect(() => sourceTaskChecks(CounterTask, { ...base, farFutureOffset: undefined })).toThrow(
       /the farFutureOffset check needs options.farFutureOffset\(partition\)/,
