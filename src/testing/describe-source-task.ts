@@ -100,7 +100,8 @@ export interface SourceTaskContractOptions<P, O, C> {
  *   per source partition per `heartbeat.interval.ms`, each with a partition and offset that
  *   decode, none carrying the offset of a data record older than the data sent before it;
  * - **stop**: a graceful stop finishes within `task.shutdown.graceful.timeout.ms` with its poll
- *   round done, the task's `stop()` returned (neither hung nor threw), and ends STOPPED.
+ *   round done, the task's `stop()` returned (neither hung nor threw), no timer left on the
+ *   task's clock (a source stop() left running), and ends STOPPED.
  *
  * Every check can be skipped with a written reason (`skip: { farFutureOffset: 'why' }`); missing
  * options a check needs, unknown skip keys and empty reasons throw when the file is collected.

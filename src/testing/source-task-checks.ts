@@ -757,6 +757,15 @@ async function checkStop<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
     .expect(took, `stopping took ${took} ms of virtual time, more than task.shutdown.graceful.timeout.ms (${grace} ms)`)
     .toBeLessThanOrEqual(grace);
   vitestApi().expect(run.status.state, 'a stopped task must end STOPPED').toBe('STOPPED');
+  // The runtime cancels its own timers: one left on the task's clock belongs to a source that
+  // stop() left running (a stream still delivering, a poller rescheduling itself).
+  const left = run.clock.describePending();
+  vitestApi()
+    .expect(
+      left,
+      `after stop, ${left.length} timer(s) of context.clock are still scheduled (${left.slice(0, 3).join(', ')}): stop() must release the source (close its streams, unsubscribe what it scheduled)`,
+    )
+    .toEqual([]);
 }
 
 function eventLogger(events: string[]): Logger {

@@ -228,6 +228,21 @@ describe('the source task contract', () => {
     );
   });
 
+  it('catches a task whose stop() leaves its source running on the task clock', async () => {
+    class LeakyTask extends CounterTask {
+      override async start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+        await super.start(config, context);
+        // A stand-in for a source stream: it reschedules itself until unsubscribed, which stop() forgets.
+        context.clock.scheduler.schedule(function deliver() {
+          this.schedule(undefined, 100);
+        }, 100);
+      }
+    }
+    await expect(check(LeakyTask, 'stop').run()).rejects.toThrow(
+      /after stop, 1 timer\(s\) of context.clock are still scheduled \(deliver in \d+ ms\): stop\(\) must release the source/,
+    );
+  });
+
   it('catches a task whose stop() throws', async () => {
     class ThrowingStopTask extends CounterTask {
       override stop(): void {
