@@ -42,7 +42,8 @@ export interface SourceTaskContractOptions<P, O, C> {
   /**
    * The task config every run starts with, as the connector's `taskConfigs` gives it. A
    * function is called for each run (e.g. to write fresh fixture files). Default: the first task
-   * config the `config.connector` makes of `config.valid`.
+   * config the `config.connector` makes of `config.valid`. Each run gets it after a JSON round
+   * trip, as the worker stores task configs (distributed mode's config topic).
    */
   readonly taskConfig?: C | (() => C | Promise<C>);
   /** The config check's input; required unless `skip.config` says why not. */
@@ -82,7 +83,8 @@ export interface SourceTaskContractOptions<P, O, C> {
  *
  * - **config**: a valid connector config decodes and an invalid one fails with a problem that
  *   names each bad key; with `config.connector`, the connector names this task class and splits
- *   the valid config into task configs that survive JSON;
+ *   the valid config into task configs that are plain JSON (no class instances, functions, NaN...),
+ *   as the worker stores them; every run gets its task config after a JSON round trip;
  * - **offsets**: source partitions and offsets round-trip through the task's codec as canonical
  *   JSON, and a stored offset that is not an object is rejected with its path;
  * - **restartAfterCrash** / **restartAfterStop**: the first records of each source partition are

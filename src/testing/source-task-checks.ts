@@ -220,7 +220,18 @@ function resolveContract<P, O, C>(
     return typeof s === 'string' ? s : String(s);
   };
 
+  // Every run gets its task config as the worker's config store gives it back: through JSON.
   const taskConfig = async (): Promise<C> => {
+    const made = await madeTaskConfig();
+    try {
+      return JSON.parse(JSON.stringify(made)) as C;
+    } catch (e) {
+      throw new Error(
+        `${where}: the task config cannot be written as JSON, as the worker stores it: ${notPlainJson(made, 'taskConfig') ?? (e as Error).message}`,
+      );
+    }
+  };
+  const madeTaskConfig = async (): Promise<C> => {
     const given = options.taskConfig;
     if (given !== undefined) return typeof given === 'function' ? await (given as () => C | Promise<C>)() : given;
     const connectorClass = config?.connector;
@@ -342,10 +353,15 @@ async function checkTaskConfigs<P, O, C>(contract: Contract<P, O, C>): Promise<v
       vitestApi()
         .expect(taskConfigs.length, `taskConfigs(${maxTasks}) must give 1 to ${maxTasks} task configs`)
         .toBeLessThanOrEqual(maxTasks);
-      for (const taskConfig of taskConfigs) {
+      for (const [i, taskConfig] of taskConfigs.entries()) {
+        // Not toEqual: it takes a class instance for the plain object JSON gives back.
+        const problem = notPlainJson(taskConfig, `taskConfigs(${maxTasks})[${i}]`);
         vitestApi()
-          .expect(JSON.parse(JSON.stringify(taskConfig)), 'a task config must be plain JSON (it is stored and sent as JSON)')
-          .toEqual(taskConfig);
+          .expect(
+            problem,
+            `a task config must be plain JSON: it is stored and sent as JSON (distributed mode), and the task gets what JSON gives back, but ${problem}`,
+          )
+          .toBeUndefined();
       }
     }
   } finally {
@@ -766,6 +782,40 @@ async function checkStop<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
       `after stop, ${left.length} timer(s) of context.clock are still scheduled (${left.slice(0, 3).join(', ')}): stop() must release the source (close its streams, unsubscribe what it scheduled)`,
     )
     .toEqual([]);
+}
+
+/**
+ * Where `value` first holds something a JSON round trip would not give back as it is (a class
+ * instance, a function, NaN, a bigint, undefined in an array...), or undefined when nothing.
+ */
+function notPlainJson(value: unknown, path: string, depth = 0): string | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} is ${value} (JSON gives back null)`;
+  if (typeof value !== 'object') return `${path} is ${value === undefined ? 'undefined' : `a ${typeof value}`} (JSON drops it)`;
+  if (depth > 64) return `${path} nests deeper than 64 levels (a cycle?)`;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = notPlainJson(item, `${path}[${i}]`, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) {
+    const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
+    let back: string;
+    try {
+      back = JSON.stringify(value);
+    } catch {
+      back = 'or nothing';
+    }
+    return `${path} is an object of class ${name} (JSON gives back ${back})`;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const found = item === undefined ? undefined : notPlainJson(item, `${path}.${key}`, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function eventLogger(events: string[]): Logger {

@@ -1,9 +1,11 @@
+import * as t from 'io-ts';
 import { defer, EMPTY, from, ignoreElements, mergeMap, type Observable } from 'rxjs';
 import {
   configTypes,
   defineConfig,
   type HeartbeatRecord,
   type OffsetUpdate,
+  SourceConnector,
   type SourceRecord,
   SourceTask,
 } from 'tributary-connect';
@@ -250,6 +252,49 @@ describe('the source task contract', () => {
       }
     }
     await expect(check(ThrowingStopTask, 'stop').run()).rejects.toThrow(/stop\(\) did not return .*, or threw/);
+  });
+
+  it('catches a connector whose task config is a class instance, which JSON gives back as a plain object', async () => {
+    /** A limit decoded to an object with a method. */
+    class Limit {
+      constructor(readonly max: number) {}
+      atMost(n: number): number {
+        return Math.min(n, this.max);
+      }
+    }
+    const limit = new t.Type<Limit, number, unknown>(
+      'Limit',
+      (u): u is Limit => u instanceof Limit,
+      (u, c) => (Number.isInteger(Number(u)) && Number(u) > 0 ? t.success(new Limit(Number(u))) : t.failure(u, c)),
+      (l) => l.max,
+    );
+    const definition = defineConfig({
+      topic: { type: configTypes.string, description: 'Topic.' },
+      limit: { type: limit, description: 'Most records per stream.' },
+    });
+    type LimitConfig = { topic: string; limit: Limit };
+    class LimitTask extends CounterTask {
+      override start(config: CounterConfig, context: Parameters<CounterTask['start']>[1]): Promise<void> {
+        const { topic, limit } = config as unknown as LimitConfig;
+        return super.start({ topic, streams: ['a', 'b'], limit: limit.atMost(10) }, context);
+      }
+    }
+    class LimitConnector extends SourceConnector<LimitConfig, LimitConfig> {
+      readonly config = definition;
+      readonly taskClass = LimitTask as never;
+      taskConfigs(_maxTasks: number, config: LimitConfig): LimitConfig[] {
+        return [config];
+      }
+    }
+    const config = { connector: LimitConnector, valid: { topic: 'data', limit: '10' }, invalid: { limit: 'x' } };
+    const options = { ...base, taskConfig: undefined, config };
+    const checks = sourceTaskChecks(LimitTask, options).checks;
+    await expect(checks.find((c) => c.title.includes('survive JSON'))?.run()).rejects.toThrow(
+      /a task config must be plain JSON: .*, but taskConfigs\(1\)\[0\]\.limit is an object of class Limit \(JSON gives back \{"max":10\}\)/,
+    );
+    await expect(check(LimitTask, 'restartAfterCrash', options).run()).rejects.toThrow(
+      /The task FAILED[\s\S]*atMost is not a function/,
+    );
   });
 
   it('catches an invalid config that decodes', async () => {
