@@ -86,7 +86,7 @@ export interface SourceTaskContractOptions<P, O, C> {
  *   the valid config into task configs that are plain JSON (no class instances, functions, NaN...),
  *   as the worker stores them; every run gets its task config after a JSON round trip;
  * - **offsets**: source partitions and offsets round-trip through the task's codec as canonical
- *   JSON, and a stored offset that is not an object is rejected with its path;
+ *   JSON, decoding exactly (no undeclared key) as `PATCH /offsets` decodes them, and a stored offset that is not an object is rejected with its path;
  * - **restartAfterCrash** / **restartAfterStop**: the first records of each source partition are
  *   acknowledged and committed, the rest held back; after a crash (or a graceful stop) the new
  *   task resumes exactly after the committed offset: it repeats nothing at or before it and
@@ -100,7 +100,7 @@ export interface SourceTaskContractOptions<P, O, C> {
  *   that partition, and does not fail;
  * - **heartbeats** (for a task that overrides `produceHeartbeatRecords()`): at most one heartbeat
  *   per source partition per `heartbeat.interval.ms`, each with a partition and offset that
- *   decode, none carrying the offset of a data record older than the data sent before it;
+ *   decode exactly, none carrying the offset of a data record older than the data sent before it;
  * - **stop**: a graceful stop finishes within `task.shutdown.graceful.timeout.ms` with its poll
  *   round done, the task's `stop()` returned (neither hung nor threw), no timer left on the
  *   task's clock (a source stop() left running), and ends STOPPED.

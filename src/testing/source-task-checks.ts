@@ -387,13 +387,21 @@ async function checkOffsets<P, O, C>(contract: Contract<P, O, C>): Promise<void>
     const o = codec.encodeOffset(offset);
     vitestApi().expect(JSON.stringify(p), 'an encoded partition must be canonical JSON (keys sorted)').toBe(canonicalJson(p));
     vitestApi().expect(JSON.stringify(o), 'an encoded offset must be canonical JSON (keys sorted)').toBe(canonicalJson(o));
-    const decodedPartition = codec.decodePartition(JSON.parse(JSON.stringify(p)));
-    const decodedOffset = codec.decodeOffset(JSON.parse(JSON.stringify(o)));
+    // Exactly, as PATCH /offsets and POST /connectors decode what GET /offsets gave.
+    const decodedPartition = codec.decodePartition(JSON.parse(JSON.stringify(p)), { exact: true });
+    const decodedOffset = codec.decodeOffset(JSON.parse(JSON.stringify(o)), { exact: true });
+    const problems = (decoded: { ok: true } | { ok: false; problems: string[] }) => (decoded.ok ? [] : decoded.problems);
     vitestApi()
-      .expect(decodedPartition.ok ? [] : decodedPartition.problems, `partition ${JSON.stringify(p)} must decode`)
+      .expect(
+        problems(decodedPartition),
+        `partition ${JSON.stringify(p)} must decode exactly, as PATCH /offsets decodes it: ${problems(decodedPartition).join('; ')}`,
+      )
       .toEqual([]);
     vitestApi()
-      .expect(decodedOffset.ok ? [] : decodedOffset.problems, `offset ${JSON.stringify(o)} must decode`)
+      .expect(
+        problems(decodedOffset),
+        `offset ${JSON.stringify(o)} must decode exactly, as PATCH /offsets decodes it: ${problems(decodedOffset).join('; ')}`,
+      )
       .toEqual([]);
     if (decodedPartition.ok)
       vitestApi().expect(decodedPartition.value, 'a partition must decode to what was encoded').toEqual(partition);
@@ -679,13 +687,20 @@ async function checkHeartbeats<P, O, C>(contract: Contract<P, O, C>): Promise<vo
     }
     for (const beat of beats) {
       vitestApi().expect(beat.topic, 'a heartbeat goes to the heartbeat topic').toBe(HEARTBEAT_TOPIC);
-      const p = contract.codec.decodePartition(JSON.parse(JSON.stringify(contract.codec.encodePartition(beat.sourcePartition))));
-      const o = contract.codec.decodeOffset(JSON.parse(JSON.stringify(contract.codec.encodeOffset(beat.sourceOffset))));
+      // Exactly, as PATCH /offsets decodes what GET /offsets gave.
+      const p = contract.codec.decodePartition(JSON.parse(JSON.stringify(contract.codec.encodePartition(beat.sourcePartition))), {
+        exact: true,
+      });
+      const o = contract.codec.decodeOffset(JSON.parse(JSON.stringify(contract.codec.encodeOffset(beat.sourceOffset))), {
+        exact: true,
+      });
+      const pp = p.ok ? [] : p.problems;
+      const op = o.ok ? [] : o.problems;
       vitestApi()
-        .expect(p.ok ? [] : p.problems, 'the partition of a heartbeat must decode')
+        .expect(pp, `the partition of a heartbeat must decode exactly, as PATCH /offsets decodes it: ${pp.join('; ')}`)
         .toEqual([]);
       vitestApi()
-        .expect(o.ok ? [] : o.problems, 'the offset of a heartbeat must decode')
+        .expect(op, `the offset of a heartbeat must decode exactly, as PATCH /offsets decodes it: ${op.join('; ')}`)
         .toEqual([]);
       if (o.ok)
         vitestApi().expect(o.value, 'the offset of a heartbeat must decode to what it carried').toEqual(beat.sourceOffset);

@@ -302,6 +302,26 @@ describe('the source task contract', () => {
     await expect(check(CounterTask, 'config', { config }).run()).rejects.toThrow(/config.invalid must not decode/);
   });
 
+  it('catches offsets with a key the codec does not declare, which PATCH /offsets would refuse', async () => {
+    /** Records and heartbeats carry a transaction id the codec does not declare (io-ts's t.type keeps it). */
+    class UndeclaredKeyTask extends CounterTask {
+      override poll(): Observable<SourceRecord<CounterPartition, CounterOffset>> {
+        return super
+          .poll()
+          .pipe(mergeMap((r) => from([{ ...r, sourceOffset: { ...r.sourceOffset, txid: `tx-${r.sourceOffset.n}` } }])));
+      }
+      override produceHeartbeatRecords(): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> {
+        return from([...this.positions].map(([stream, n]) => ({ sourcePartition: { stream }, sourceOffset: { n, txid: 'tx' } })));
+      }
+    }
+    await expect(check(UndeclaredKeyTask, 'offsets').run()).rejects.toThrow(
+      /offset \{"n":1,"txid":"tx-1"\} must decode exactly, as PATCH \/offsets decodes it: offset.txid: unknown key/,
+    );
+    await expect(check(UndeclaredKeyTask, 'heartbeats').run()).rejects.toThrow(
+      /the offset of a heartbeat must decode exactly, as PATCH \/offsets decodes it: offset.txid: unknown key/,
+    );
+  });
+
   it('catches a codec that does not give back what it encoded', async () => {
     class LossyTask extends CounterTask {
       override readonly offsets = {
