@@ -169,7 +169,8 @@ function resolveContract<P, O, C>(
     }
     skipped.set(name as SourceTaskCheck, reason.trim());
   }
-  if (!skipped.has('heartbeats') && !overridesHeartbeats(taskClass)) {
+  // As the runner decides whether to call it: a class field counts, as a method does.
+  if (!skipped.has('heartbeats') && hasDefaultHeartbeats(sample as SourceTask<P, O, C>)) {
     skipped.set('heartbeats', 'the task does not override produceHeartbeatRecords()');
   }
   const runs = (name: SourceTaskCheck) => !skipped.has(name);
@@ -291,15 +292,6 @@ function resolveContract<P, O, C>(
     launch,
     probe,
   };
-}
-
-/** True when the task (or a class between it and SourceTask) defines its own produceHeartbeatRecords. */
-function overridesHeartbeats(task: Function): boolean {
-  const brand = Symbol.for('tributary.source-task');
-  for (let proto = task.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    if (Object.hasOwn(proto, 'produceHeartbeatRecords')) return !Object.hasOwn(proto.constructor, brand);
-  }
-  return false;
 }
 
 function assertNotFailed(run: MockRuntime<any, any, any>, when: string): void {

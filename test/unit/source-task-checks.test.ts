@@ -332,6 +332,17 @@ describe('the source task contract', () => {
     await expect(check(LossyTask, 'offsets').run()).rejects.toThrow(/must decode to what was encoded|must not decode/);
   });
 
+  it('runs the heartbeat check for a task whose produceHeartbeatRecords is a class field', async () => {
+    // No class between it and SourceTask defines the method: only the instance has it.
+    class FieldHeartbeatTask extends QuietTask {
+      override produceHeartbeatRecords = (): Observable<HeartbeatRecord<CounterPartition, CounterOffset>> =>
+        from([1, 2].map(() => ({ sourcePartition: { stream: 'a' }, sourceOffset: { n: 0 } })));
+    }
+    const found = check(FieldHeartbeatTask, 'heartbeats');
+    expect(found.skipped).toBeUndefined();
+    await expect(found.run()).rejects.toThrow(/at most one per partition per call/);
+  });
+
   it('skips the heartbeat check with its reason for a task without heartbeats', () => {
     expect(check(QuietTask, 'heartbeats').skipped).toBe('the task does not override produceHeartbeatRecords()');
   });
