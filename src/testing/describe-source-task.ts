@@ -42,7 +42,8 @@ export interface SourceTaskContractOptions<P, O, C> {
   /**
    * The task config every run starts with, as the connector's `taskConfigs` gives it. A
    * function is called for each run (e.g. to write fresh fixture files). Default: the first task
-   * config the `config.connector` makes of `config.valid`.
+   * config the `config.connector` makes of `config.valid`. Each run gets it after a JSON round
+   * trip, as the worker stores task configs (distributed mode's config topic).
    */
   readonly taskConfig?: C | (() => C | Promise<C>);
   /** The config check's input; required unless `skip.config` says why not. */
@@ -82,20 +83,27 @@ export interface SourceTaskContractOptions<P, O, C> {
  *
  * - **config**: a valid connector config decodes and an invalid one fails with a problem that
  *   names each bad key; with `config.connector`, the connector names this task class and splits
- *   the valid config into task configs that survive JSON;
+ *   the valid config into task configs that are plain JSON (no class instances, functions, NaN...),
+ *   as the worker stores them; every run gets its task config after a JSON round trip;
  * - **offsets**: source partitions and offsets round-trip through the task's codec as canonical
- *   JSON, and a stored offset that is not an object is rejected with its path;
+ *   JSON, decoding exactly (no undeclared key) as `PATCH /offsets` decodes them, and a stored offset that is not an object is rejected with its path;
  * - **restartAfterCrash** / **restartAfterStop**: the first records of each source partition are
  *   acknowledged and committed, the rest held back; after a crash (or a graceful stop) the new
  *   task resumes exactly after the committed offset: it repeats nothing at or before it and
- *   starts with the first record that was never acknowledged;
+ *   goes on with every record that was never acknowledged, in order;
+ * - **restartWithHeartbeats**: a run with heartbeats on (for a task that has them) crashes in
+ *   the middle of its data after a flush, with nothing held back (KIP-910 `updateOffsets`
+ *   applies) and, for a task with heartbeats, again with the data after a heartbeat held back;
+ *   each source partition must go on with the record that followed, in a plain run, the last
+ *   one acknowledged: an offset ahead of records not yet polled loses them;
  * - **farFutureOffset**: started from `farFutureOffset(partition)`, the task yields nothing for
- *   that partition;
+ *   that partition, and does not fail;
  * - **heartbeats** (for a task that overrides `produceHeartbeatRecords()`): at most one heartbeat
  *   per source partition per `heartbeat.interval.ms`, each with a partition and offset that
- *   decode;
+ *   decode exactly, none carrying the offset of a data record older than the data sent before it;
  * - **stop**: a graceful stop finishes within `task.shutdown.graceful.timeout.ms` with its poll
- *   round done, the task's `stop()` returned (neither hung nor threw), and ends STOPPED.
+ *   round done, the task's `stop()` returned (neither hung nor threw), no timer left on the
+ *   task's clock (a source stop() left running), and ends STOPPED.
  *
  * Every check can be skipped with a written reason (`skip: { farFutureOffset: 'why' }`); missing
  * options a check needs, unknown skip keys and empty reasons throw when the file is collected.

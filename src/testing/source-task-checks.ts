@@ -3,10 +3,10 @@ import { type Logger, silentLogger } from '../api/logger.js';
 import type { OffsetCodec } from '../api/offset-codec.js';
 import type { SourceConnectorClass } from '../api/source-connector.js';
 import type { OffsetUpdate, SourceRecord } from '../api/source-record.js';
-import { isSourceTaskClass, type SourceTask } from '../api/source-task.js';
+import { hasDefaultHeartbeats, isSourceTaskClass, type SourceTask } from '../api/source-task.js';
 import { resolveTaskSettings } from '../runtime/task-settings.js';
 import type { SourceTaskConfigContract, SourceTaskContractOptions, SourceTaskUnderTest } from './describe-source-task.js';
-import { type CapturedRecordView, MockRuntime } from './mock-runtime.js';
+import { type CapturedRecord, type CapturedRecordView, MockRuntime } from './mock-runtime.js';
 import { type Duration, toMillis } from './virtual-clock.js';
 import { vitestApi } from './vitest-api.js';
 
@@ -16,6 +16,7 @@ export const SOURCE_TASK_CHECKS = [
   'offsets',
   'restartAfterCrash',
   'restartAfterStop',
+  'restartWithHeartbeats',
   'farFutureOffset',
   'heartbeats',
   'stop',
@@ -79,9 +80,16 @@ export function sourceTaskChecks<P, O, C>(
       'resumes after a graceful stop exactly after its committed offsets: no gap, no repeat before them',
       () => checkRestart(contract, false),
     ),
+    check(
+      'restartWithHeartbeats',
+      'resumes after a crash with heartbeats and offset updates committed: the record after the last one acknowledged comes next',
+      () => checkRestartWithHeartbeats(contract),
+    ),
     check('farFutureOffset', 'yields nothing when started from a far-future offset', () => checkFarFuture(contract)),
-    check('heartbeats', 'sends at most one heartbeat per partition per heartbeat.interval.ms, with offsets that decode', () =>
-      checkHeartbeats(contract),
+    check(
+      'heartbeats',
+      'sends at most one heartbeat per partition per heartbeat.interval.ms, with offsets that decode and never go back',
+      () => checkHeartbeats(contract),
     ),
     check('stop', 'stops within task.shutdown.graceful.timeout.ms with its poll round finished', () => checkStop(contract)),
   ];
@@ -100,12 +108,22 @@ interface Contract<P, O, C> {
   readonly runForMs: number;
   readonly ackedBeforeRestart: number;
   readonly heartbeatIntervalMs: number;
+  /** The task overrides produceHeartbeatRecords(): runs with heartbeats on make some. */
+  readonly hasHeartbeats: boolean;
   readonly codec: OffsetCodec<P, O>;
   readonly partitionKey: (partition: P) => string;
   readonly sequence: (record: SourceRecord<P, O>) => string;
   readonly launch: (extra?: LaunchOptions<P, O>) => Promise<MockRuntime<P, O, C>>;
-  /** Records of one plain run, made once and shared by the checks that need samples. */
-  readonly probe: () => Promise<Array<SourceRecord<P, O>>>;
+  /** Data records of one plain run (heartbeats off), made once and shared by the checks that need samples. */
+  readonly probe: () => Promise<Probe<P, O>>;
+}
+
+/** What one plain run of `runFor` produced. */
+interface Probe<P, O> {
+  /** Its data records, in the order they were acknowledged (the order the task emitted them). */
+  readonly records: ReadonlyArray<CapturedRecord<P, O>>;
+  /** Virtual time when the task had started (ms since the epoch), to read `ackedAt` against. */
+  readonly startedAt: number;
 }
 
 interface LaunchOptions<P, O> {
@@ -151,7 +169,8 @@ function resolveContract<P, O, C>(
     }
     skipped.set(name as SourceTaskCheck, reason.trim());
   }
-  if (!skipped.has('heartbeats') && !overridesHeartbeats(taskClass)) {
+  // As the runner decides whether to call it: a class field counts, as a method does.
+  if (!skipped.has('heartbeats') && hasDefaultHeartbeats(sample as SourceTask<P, O, C>)) {
     skipped.set('heartbeats', 'the task does not override produceHeartbeatRecords()');
   }
   const runs = (name: SourceTaskCheck) => !skipped.has(name);
@@ -202,7 +221,18 @@ function resolveContract<P, O, C>(
     return typeof s === 'string' ? s : String(s);
   };
 
+  // Every run gets its task config as the worker's config store gives it back: through JSON.
   const taskConfig = async (): Promise<C> => {
+    const made = await madeTaskConfig();
+    try {
+      return JSON.parse(JSON.stringify(made)) as C;
+    } catch (e) {
+      throw new Error(
+        `${where}: the task config cannot be written as JSON, as the worker stores it: ${notPlainJson(made, 'taskConfig') ?? (e as Error).message}`,
+      );
+    }
+  };
+  const madeTaskConfig = async (): Promise<C> => {
     const given = options.taskConfig;
     if (given !== undefined) return typeof given === 'function' ? await (given as () => C | Promise<C>)() : given;
     const connectorClass = config?.connector;
@@ -229,14 +259,15 @@ function resolveContract<P, O, C>(
       logger: extra.logger,
     });
 
-  let probed: Promise<Array<SourceRecord<P, O>>> | undefined;
+  let probed: Promise<Probe<P, O>> | undefined;
   const probe = () => {
     probed ??= (async () => {
       const run = await launch();
       try {
+        const startedAt = run.clock.now();
         await run.advanceBy(runFor);
         assertNotFailed(run, `during a first run of ${String(runFor)}`);
-        return run.dataRecords;
+        return { records: run.dataRecords, startedAt };
       } finally {
         await run.stop();
       }
@@ -254,21 +285,13 @@ function resolveContract<P, O, C>(
     runForMs,
     ackedBeforeRestart,
     heartbeatIntervalMs,
+    hasHeartbeats: !hasDefaultHeartbeats(sample as SourceTask<P, O, C>),
     codec,
     partitionKey,
     sequence,
     launch,
     probe,
   };
-}
-
-/** True when the task (or a class between it and SourceTask) defines its own produceHeartbeatRecords. */
-function overridesHeartbeats(task: Function): boolean {
-  const brand = Symbol.for('tributary.source-task');
-  for (let proto = task.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    if (Object.hasOwn(proto, 'produceHeartbeatRecords')) return !Object.hasOwn(proto.constructor, brand);
-  }
-  return false;
 }
 
 function assertNotFailed(run: MockRuntime<any, any, any>, when: string): void {
@@ -322,10 +345,15 @@ async function checkTaskConfigs<P, O, C>(contract: Contract<P, O, C>): Promise<v
       vitestApi()
         .expect(taskConfigs.length, `taskConfigs(${maxTasks}) must give 1 to ${maxTasks} task configs`)
         .toBeLessThanOrEqual(maxTasks);
-      for (const taskConfig of taskConfigs) {
+      for (const [i, taskConfig] of taskConfigs.entries()) {
+        // Not toEqual: it takes a class instance for the plain object JSON gives back.
+        const problem = notPlainJson(taskConfig, `taskConfigs(${maxTasks})[${i}]`);
         vitestApi()
-          .expect(JSON.parse(JSON.stringify(taskConfig)), 'a task config must be plain JSON (it is stored and sent as JSON)')
-          .toEqual(taskConfig);
+          .expect(
+            problem,
+            `a task config must be plain JSON: it is stored and sent as JSON (distributed mode), and the task gets what JSON gives back, but ${problem}`,
+          )
+          .toBeUndefined();
       }
     }
   } finally {
@@ -338,7 +366,7 @@ async function checkOffsets<P, O, C>(contract: Contract<P, O, C>): Promise<void>
   const samples =
     contract.options.samples ??
     dedupe(
-      (await contract.probe()).map((r) => ({ partition: r.sourcePartition, offset: r.sourceOffset })),
+      (await contract.probe()).records.map((r) => ({ partition: r.sourcePartition, offset: r.sourceOffset })),
       (s) => canonicalJson([codec.encodePartition(s.partition), codec.encodeOffset(s.offset)]),
     );
   if (samples.length === 0) {
@@ -351,13 +379,21 @@ async function checkOffsets<P, O, C>(contract: Contract<P, O, C>): Promise<void>
     const o = codec.encodeOffset(offset);
     vitestApi().expect(JSON.stringify(p), 'an encoded partition must be canonical JSON (keys sorted)').toBe(canonicalJson(p));
     vitestApi().expect(JSON.stringify(o), 'an encoded offset must be canonical JSON (keys sorted)').toBe(canonicalJson(o));
-    const decodedPartition = codec.decodePartition(JSON.parse(JSON.stringify(p)));
-    const decodedOffset = codec.decodeOffset(JSON.parse(JSON.stringify(o)));
+    // Exactly, as PATCH /offsets and POST /connectors decode what GET /offsets gave.
+    const decodedPartition = codec.decodePartition(JSON.parse(JSON.stringify(p)), { exact: true });
+    const decodedOffset = codec.decodeOffset(JSON.parse(JSON.stringify(o)), { exact: true });
+    const problems = (decoded: { ok: true } | { ok: false; problems: string[] }) => (decoded.ok ? [] : decoded.problems);
     vitestApi()
-      .expect(decodedPartition.ok ? [] : decodedPartition.problems, `partition ${JSON.stringify(p)} must decode`)
+      .expect(
+        problems(decodedPartition),
+        `partition ${JSON.stringify(p)} must decode exactly, as PATCH /offsets decodes it: ${problems(decodedPartition).join('; ')}`,
+      )
       .toEqual([]);
     vitestApi()
-      .expect(decodedOffset.ok ? [] : decodedOffset.problems, `offset ${JSON.stringify(o)} must decode`)
+      .expect(
+        problems(decodedOffset),
+        `offset ${JSON.stringify(o)} must decode exactly, as PATCH /offsets decodes it: ${problems(decodedOffset).join('; ')}`,
+      )
       .toEqual([]);
     if (decodedPartition.ok)
       vitestApi().expect(decodedPartition.value, 'a partition must decode to what was encoded').toEqual(partition);
@@ -436,13 +472,149 @@ async function checkRestart<P, O, C>(contract: Contract<P, O, C>, crash: boolean
           `after the restart, source partition ${key} produced nothing, though its records after the committed offset (${last}) were never acknowledged`,
         )
         .toBeGreaterThan(0);
-      const n = Math.min(unacked.length, again.length);
+      // All of them: a task that re-emits the first one and then stalls has lost the rest.
+      const slow =
+        again.length < unacked.length
+          ? `; it produced only ${again.length} in ${String(contract.runFor)}: if the source is slow rather than stalled, give a longer runFor`
+          : '';
       vitestApi()
         .expect(
-          again.slice(0, n),
-          `after the restart, source partition ${key} must go on with the first record after its committed offset (${last})`,
+          again.slice(0, unacked.length),
+          `after the restart, source partition ${key} must go on with the first record after its committed offset (${last}), ` +
+            `then every one of the ${unacked.length} records it had produced after it that were never acknowledged, in order${slow}`,
         )
-        .toEqual(unacked.slice(0, n));
+        .toEqual(unacked);
+    }
+  } finally {
+    await run.stop();
+    // Release what the end of a crashed process would have (files, sockets), after the check.
+    await crashed?.stop();
+  }
+}
+
+/**
+ * Crashes a run in the middle of its data with heartbeats on (for a task that has them), once
+ * heartbeats, KIP-910 offset updates and flushes have had their say, then requires each source
+ * partition to go on with the record that followed, in a plain run, the last one acknowledged
+ * before the crash. A heartbeat or updateOffsets() offset ahead of records not yet polled
+ * skips them (lost); one behind the data repeats records. Runs twice for a task with
+ * heartbeats: with nothing held back (offset updates apply), and with the data after a
+ * heartbeat held back, so that the heartbeat's offset is what the crash leaves committed.
+ */
+async function checkRestartWithHeartbeats<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
+  const probe = await contract.probe();
+  if (probe.records.length === 0) {
+    throw new Error(
+      `In ${String(contract.runFor)} the task produced no records, so there is no data to crash in the middle of: give a task config that produces some, or a longer runFor`,
+    );
+  }
+  await crashMidStream(contract, probe, false);
+  if (contract.hasHeartbeats) await crashMidStream(contract, probe, true);
+}
+
+async function crashMidStream<P, O, C>(
+  contract: Contract<P, O, C>,
+  probe: Probe<P, O>,
+  holdAfterHeartbeat: boolean,
+): Promise<void> {
+  const { partitionKey, sequence, hasHeartbeats, heartbeatIntervalMs: interval } = contract;
+  const order = new Map(
+    [...groupBy(probe.records, (r) => partitionKey(r.sourcePartition))].map(([key, records]) => [key, records.map(sequence)]),
+  );
+  // From the time half of a plain run's records were acknowledged. Holding after a heartbeat,
+  // the run goes on (one heartbeat interval at most) until a heartbeat comes while its
+  // partition has data still to come; the data after it is held back, as a heartbeat due
+  // with a record would otherwise always see the record's offset committed after its own.
+  const times = probe.records.map((r) => r.ackedAt - probe.startedAt).sort((a, b) => a - b);
+  const middle = Math.min(contract.runForMs, Math.max(1, times[Math.floor((times.length - 1) / 2)] ?? 0));
+  let armed = false;
+  const sent = new Map<string, number>();
+  const held = new Set<string>();
+  const run = await contract.launch({
+    connectorConfig: hasHeartbeats ? { 'heartbeat.interval.ms': interval, 'heartbeat.topic': HEARTBEAT_TOPIC } : {},
+    holdAcks: holdAfterHeartbeat
+      ? (record) => {
+          const key = partitionKey(record.sourcePartition);
+          if (!record.heartbeat) {
+            sent.set(key, (sent.get(key) ?? 0) + 1);
+            return held.has(key);
+          }
+          if (armed && (sent.get(key) ?? 0) < (order.get(key)?.length ?? 0)) held.add(key);
+          return false;
+        }
+      : undefined,
+  });
+  const how = !hasHeartbeats
+    ? 'nothing held back'
+    : holdAfterHeartbeat
+      ? 'heartbeats on, the data after a heartbeat held back'
+      : 'heartbeats on, nothing held back';
+  const lastData = (key: string) => {
+    const records = run.dataRecords.filter((r) => partitionKey(r.sourcePartition) === key);
+    return records.length === 0 ? undefined : sequence(records[records.length - 1] as CapturedRecord<P, O>);
+  };
+  let crashed: SourceTask<P, O, C> | undefined;
+  try {
+    const startedAt = run.clock.now();
+    await run.clock.advanceTo(startedAt + middle);
+    armed = true;
+    if (holdAfterHeartbeat) {
+      const deadline = startedAt + Math.min(contract.runForMs, middle + interval);
+      for (let next = run.clock.nextTimerAt; held.size === 0 && next !== undefined && next <= deadline; ) {
+        await run.clock.advanceTo(next);
+        next = run.clock.nextTimerAt;
+      }
+    }
+    const crashAt = run.clock.now() - startedAt;
+    const when = `a crash ${crashAt} ms in (${how})`;
+    assertNotFailed(run, `before ${when}`);
+    // What is acknowledged when the flush starts is what it commits.
+    const acked = new Map([...order.keys()].map((key) => [key, lastData(key)]));
+    vitestApi()
+      .expect(await run.flush(), `the offset flush before ${when} must succeed`)
+      .toBe(true);
+    const before = run.captured.length;
+    crashed = run.task;
+    await run.restart({ crash: true });
+    assertNotFailed(run, `when started again after ${when}`);
+    await run.advanceBy(contract.runFor);
+    assertNotFailed(run, `after ${when}`);
+    const resumed = groupBy(
+      run.captured.slice(before).filter((r) => !r.heartbeat),
+      (r) => partitionKey(r.sourcePartition),
+    );
+    for (const [key, seqs] of order) {
+      const last = acked.get(key);
+      const lastAt = last === undefined ? -1 : seqs.indexOf(last);
+      if (last !== undefined && lastAt < 0) {
+        throw new Error(
+          `Source partition ${key}: record ${last}, acknowledged before ${when}, is not among the records of a plain run of ${String(contract.runFor)}: ` +
+            'this check needs the task to produce the same records in the same order in both; ' +
+            "give a sequence option that names records alike in both runs, or skip: { restartWithHeartbeats: 'why' }",
+        );
+      }
+      const again = (resumed.get(key) ?? []).map(sequence);
+      vitestApi()
+        .expect(
+          again.filter((s) => {
+            const i = seqs.indexOf(s);
+            return i >= 0 && i <= lastAt;
+          }),
+          `after ${when}, source partition ${key} repeated records at or before the last one acknowledged and flushed (${last}): ` +
+            'its committed offset went back behind its data (a heartbeat or updateOffsets() offset older than the records before it?)',
+        )
+        .toEqual([]);
+      const next = seqs[lastAt + 1];
+      if (next === undefined) continue;
+      const after = last === undefined ? 'with no record acknowledged' : `after its last record acknowledged (${last})`;
+      vitestApi()
+        .expect(
+          again[0],
+          `after ${when}, source partition ${key} ${after} must go on with ${next}, the next record of a plain run; ` +
+            `it produced ${again.length === 0 ? 'nothing' : `${again[0]} first`} in ${String(contract.runFor)}. ` +
+            'A heartbeat or updateOffsets() offset ahead of records not yet polled loses them; if the source is only slow, give a longer runFor',
+        )
+        .toBe(next);
     }
   } finally {
     await run.stop();
@@ -454,7 +626,7 @@ async function checkRestart<P, O, C>(contract: Contract<P, O, C>, crash: boolean
 async function checkFarFuture<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
   const farFutureOffset = contract.options.farFutureOffset as (partition: P) => O;
   const partitions = dedupe(
-    contract.options.samples?.map((s) => s.partition) ?? (await contract.probe()).map((r) => r.sourcePartition),
+    contract.options.samples?.map((s) => s.partition) ?? (await contract.probe()).records.map((r) => r.sourcePartition),
     contract.partitionKey,
   );
   if (partitions.length === 0) {
@@ -467,6 +639,8 @@ async function checkFarFuture<P, O, C>(contract: Contract<P, O, C>): Promise<voi
   });
   try {
     await run.advanceBy(contract.runFor);
+    // A task that fails on such an offset yields nothing too: failing is no way to pass.
+    assertNotFailed(run, 'when started from farFutureOffset(partition): it must start and wait for records past it');
     const keys = new Set(partitions.map(contract.partitionKey));
     const yielded = run.dataRecords
       .filter((r) => keys.has(contract.partitionKey(r.sourcePartition)))
@@ -505,17 +679,49 @@ async function checkHeartbeats<P, O, C>(contract: Contract<P, O, C>): Promise<vo
     }
     for (const beat of beats) {
       vitestApi().expect(beat.topic, 'a heartbeat goes to the heartbeat topic').toBe(HEARTBEAT_TOPIC);
-      const p = contract.codec.decodePartition(JSON.parse(JSON.stringify(contract.codec.encodePartition(beat.sourcePartition))));
-      const o = contract.codec.decodeOffset(JSON.parse(JSON.stringify(contract.codec.encodeOffset(beat.sourceOffset))));
+      // Exactly, as PATCH /offsets decodes what GET /offsets gave.
+      const p = contract.codec.decodePartition(JSON.parse(JSON.stringify(contract.codec.encodePartition(beat.sourcePartition))), {
+        exact: true,
+      });
+      const o = contract.codec.decodeOffset(JSON.parse(JSON.stringify(contract.codec.encodeOffset(beat.sourceOffset))), {
+        exact: true,
+      });
+      const pp = p.ok ? [] : p.problems;
+      const op = o.ok ? [] : o.problems;
       vitestApi()
-        .expect(p.ok ? [] : p.problems, 'the partition of a heartbeat must decode')
+        .expect(pp, `the partition of a heartbeat must decode exactly, as PATCH /offsets decodes it: ${pp.join('; ')}`)
         .toEqual([]);
       vitestApi()
-        .expect(o.ok ? [] : o.problems, 'the offset of a heartbeat must decode')
+        .expect(op, `the offset of a heartbeat must decode exactly, as PATCH /offsets decodes it: ${op.join('; ')}`)
         .toEqual([]);
       if (o.ok)
         vitestApi().expect(o.value, 'the offset of a heartbeat must decode to what it carried').toEqual(beat.sourceOffset);
     }
+    // A heartbeat commits its offset as if it were the partition's latest record: carrying the
+    // offset of a data record earlier than the data before it moves the committed offset back.
+    // Offsets have no order the suite knows, so only those equal to a data record's are placed.
+    const encoded = (offset: O) => canonicalJson(contract.codec.encodeOffset(offset));
+    const backwards: string[] = [];
+    for (const [key, records] of groupBy(run.captured, (r) => contract.partitionKey(r.sourcePartition))) {
+      const data = records.filter((r) => !r.heartbeat).map((r) => encoded(r.sourceOffset));
+      const lastAt = new Map(data.map((offset, i) => [offset, i]));
+      let latest = -1;
+      for (const record of records) {
+        if (!record.heartbeat) {
+          latest++;
+          continue;
+        }
+        const offset = encoded(record.sourceOffset);
+        const at = lastAt.get(offset);
+        if (at !== undefined && at < latest) backwards.push(`${key}: heartbeat ${offset} after data up to ${data[latest]}`);
+      }
+    }
+    vitestApi()
+      .expect(
+        backwards,
+        `a heartbeat must not carry the offset of a data record older than the data sent before it: committed, it moves the offset back and a restart repeats records (${backwards.slice(0, 3).join('; ')})`,
+      )
+      .toEqual([]);
     vitestApi()
       .expect(await run.flush(), 'the offsets of heartbeats must flush')
       .toBe(true);
@@ -574,6 +780,49 @@ async function checkStop<P, O, C>(contract: Contract<P, O, C>): Promise<void> {
     .expect(took, `stopping took ${took} ms of virtual time, more than task.shutdown.graceful.timeout.ms (${grace} ms)`)
     .toBeLessThanOrEqual(grace);
   vitestApi().expect(run.status.state, 'a stopped task must end STOPPED').toBe('STOPPED');
+  // The runtime cancels its own timers: one left on the task's clock belongs to a source that
+  // stop() left running (a stream still delivering, a poller rescheduling itself).
+  const left = run.clock.describePending();
+  vitestApi()
+    .expect(
+      left,
+      `after stop, ${left.length} timer(s) of context.clock are still scheduled (${left.slice(0, 3).join(', ')}): stop() must release the source (close its streams, unsubscribe what it scheduled)`,
+    )
+    .toEqual([]);
+}
+
+/**
+ * Where `value` first holds something a JSON round trip would not give back as it is (a class
+ * instance, a function, NaN, a bigint, undefined in an array...), or undefined when nothing.
+ */
+function notPlainJson(value: unknown, path: string, depth = 0): string | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} is ${value} (JSON gives back null)`;
+  if (typeof value !== 'object') return `${path} is ${value === undefined ? 'undefined' : `a ${typeof value}`} (JSON drops it)`;
+  if (depth > 64) return `${path} nests deeper than 64 levels (a cycle?)`;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = notPlainJson(item, `${path}[${i}]`, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) {
+    const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
+    let back: string;
+    try {
+      back = JSON.stringify(value);
+    } catch {
+      back = 'or nothing';
+    }
+    return `${path} is an object of class ${name} (JSON gives back ${back})`;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const found = item === undefined ? undefined : notPlainJson(item, `${path}.${key}`, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function eventLogger(events: string[]): Logger {

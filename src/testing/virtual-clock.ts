@@ -42,6 +42,11 @@ class VirtualAction<T> extends Subscription implements SchedulerAction<T> {
   execute(): void {
     this.work.call(this, this.state);
   }
+
+  /** The scheduled function's name, to tell a leaked timer by. */
+  get name(): string {
+    return this.work.name || 'an anonymous function';
+  }
 }
 
 /**
@@ -81,6 +86,11 @@ export class VirtualClock implements Clock {
   /** Timers waiting to fire. */
   get pendingTimers(): number {
     return this.queue.length;
+  }
+
+  /** @internal What each waiting timer will call and when, e.g. `tick in 100 ms`, soonest first. */
+  describePending(): string[] {
+    return this.queue.map((action) => `${action.name} in ${action.due - this.time} ms`);
   }
 
   /** Moves time forward by `duration`, firing due timers in order and settling Promises between them. */
