@@ -127,10 +127,24 @@ export class FileLock {
 
   /**
    * Rejects with `OFFSET_STORE_LOCKED` when the lock file is no longer this lock's (another
-   * process took it over, or it was removed by hand): the file must not be written then.
+   * process took it over, or it was removed by hand): the file must not be written then. A lock
+   * file that cannot be read for another reason rejects with `OFFSET_FLUSH_FAILED` (retriable).
    */
   async verify(): Promise<void> {
-    const seen = await readFile(this.path, 'utf8').catch(() => undefined);
+    let seen: string | undefined;
+    try {
+      seen = await readFile(this.path, 'utf8');
+    } catch (e) {
+      // Only a missing file is a removed lock: EMFILE, EIO or EACCES on a network mount pass,
+      // and taking them for a lost lock would fail every task for good.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw new TributaryError(
+          'OFFSET_FLUSH_FAILED',
+          `Could not check the lock file ${this.path} of offsets file ${this.target} before writing it: ${(e as Error).message}`,
+          { cause: e },
+        );
+      }
+    }
     if (seen === this.content) return;
     const holder = seen === undefined ? undefined : parseHolder(seen);
     throw new TributaryError(

@@ -153,37 +153,47 @@ function unwritable(filename: string, why: string, cause: unknown): TributaryErr
 
 /**
  * Removes the temporary files of writers killed between writing one and renaming it (each a
- * whole copy of the offsets). Called with the lock held: no live writer has one.
+ * whole copy of the offsets): those named as {@link FileOffsetStore} names them for this file,
+ * `.<name>.<pid>.<uuid>.tmp`, and no others (`.<name>.bak.<pid>.<uuid>.tmp` is another file's).
+ * Called with the lock held: no live writer has one.
  */
 async function removeLeftTemporaryFiles(target: string): Promise<void> {
   const prefix = `.${basename(target)}.`;
-  const left = (await readdir(dirname(target))).filter((n) => n.startsWith(prefix) && n.endsWith('.tmp'));
+  const left = (await readdir(dirname(target))).filter(
+    (n) => n.startsWith(prefix) && n.endsWith('.tmp') && WRITER_AND_UUID.test(n.slice(prefix.length, -'.tmp'.length)),
+  );
   await Promise.all(left.map((n) => rm(join(dirname(target), n), { force: true })));
 }
 
+/** The middle of a temporary file's name: the writer's pid and a random UUID. */
+const WRITER_AND_UUID = /^\d+\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /**
- * The path of the file `file` names, its symbolic links (also a dangling one, whose file is
- * not written yet) followed, its folder created when missing.
+ * The path of the file `file` names, with its symbolic links followed as the system follows
+ * them (also a dangling one, whose file is not written yet: its folder is created when missing).
+ * Each step resolves the link's folder with realpath first, so a `..` after a linked folder
+ * goes where the kernel goes, not where the text of the path points.
  */
 async function linkTarget(file: string): Promise<string> {
-  let path = resolve(file);
+  let path = file;
   for (let hops = 0; hops <= 40; hops++) {
     try {
       return await realpath(path);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
+    await mkdir(dirname(path), { recursive: true });
+    const here = join(await realpath(dirname(path)), basename(path));
     let link: string;
     try {
-      link = await readlink(path);
+      link = await readlink(here);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'EINVAL') throw e;
-      // No file yet (and no link): it is created in its folder, whose own links are followed.
-      await mkdir(dirname(path), { recursive: true });
-      return join(await realpath(dirname(path)), basename(path));
+      // No file yet (and no link): it is created in its folder.
+      if (code === 'ENOENT' || code === 'EINVAL') return here;
+      throw e;
     }
-    path = resolve(dirname(path), link);
+    path = resolve(dirname(here), link);
   }
   throw new Error('more than 40 symbolic links in a row (a loop?)');
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { lstat, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -100,6 +100,29 @@ describe('FileOffsetStore', () => {
     expect(await b.read('c')).toEqual([{ partition: { file: 'x' }, offset: { line: 500 } }]);
   });
 
+  it('follows links as the system does: a .. after a linked folder, and a relative link inside one', async () => {
+    const dir = await tmp();
+    await mkdir(join(dir, 'real', 'sub'), { recursive: true });
+    await symlink(join(dir, 'real', 'sub'), join(dir, 'l'));
+    const first = store(join(dir, 'real', 'off.json'));
+    await first.start();
+    await first.write('c', [{ partition: { p: 0 }, offset: { o: 42 } }]);
+    await first.stop();
+    // Not path.join: it would take the .. away before the system sees it (l/.. is real, not dir).
+    const viaDotDot = store(`${dir}/l/../off.json`);
+    await viaDotDot.start();
+    expect(await viaDotDot.read('c')).toEqual([{ partition: { p: 0 }, offset: { o: 42 } }]);
+    await viaDotDot.stop();
+    await mkdir(join(dir, 'x', 'y'), { recursive: true });
+    await mkdir(join(dir, 'x', 'data'));
+    await symlink(join(dir, 'x', 'y'), join(dir, 'a'));
+    await symlink('../data/off.json', join(dir, 'x', 'y', 'off.json')); // from x/y: x/data/off.json
+    const viaRelative = store(join(dir, 'a', 'off.json'));
+    await viaRelative.start();
+    await viaRelative.write('c', [{ partition: { p: 1 }, offset: { o: 1 } }]);
+    expect((await readdir(join(dir, 'x', 'data'))).sort()).toEqual(['off.json', 'off.json.lock']);
+  });
+
   it('started again after a stop, reads the file as it is now, not what it held before', async () => {
     const file = join(await tmp(), 'offsets.json');
     const a = store(file);
@@ -120,9 +143,12 @@ describe('FileOffsetStore', () => {
     const file = join(dir, 'offsets.json');
     await writeFile(join(dir, '.offsets.json.4242.0b6c2c1e-1111-4222-8333-944455556666.tmp'), '{"format":');
     await writeFile(join(dir, '.other.json.4242.x.tmp'), 'kept');
+    // Another store's, on offsets.json.bak, maybe writing right now.
+    const bak = '.offsets.json.bak.4242.0b6c2c1e-1111-4222-8333-944455556666.tmp';
+    await writeFile(join(dir, bak), 'kept');
     const a = store(file);
     await a.start();
-    expect((await readdir(dir)).sort()).toEqual(['.other.json.4242.x.tmp', 'offsets.json', 'offsets.json.lock']);
+    expect((await readdir(dir)).sort()).toEqual([bak, '.other.json.4242.x.tmp', 'offsets.json', 'offsets.json.lock']);
   });
 
   it('replaces the file atomically, leaving no temporary file behind', async () => {
@@ -301,6 +327,25 @@ describe('FileOffsetStore', () => {
       message: expect.stringContaining(`Offsets file ${file} is no longer locked by this worker`),
     });
     expect(await readFile(file, 'utf8')).toBe(before);
+  });
+
+  it('fails a write it cannot check the lock for with a retriable error (not a lost lock), and writes again once it can', async () => {
+    const file = join(await tmp(), 'offsets.json');
+    const s = store(file);
+    await s.start();
+    const lock = await readFile(`${file}.lock`, 'utf8');
+    // A lock file that cannot be read (EISDIR here; EMFILE or EIO in the field) is not a removed one.
+    await rm(`${file}.lock`);
+    await mkdir(`${file}.lock`);
+    await expect(s.write('c', [{ partition: { p: 1 }, offset: { n: 1 } }])).rejects.toMatchObject({
+      code: 'OFFSET_FLUSH_FAILED',
+      retriable: true,
+      message: expect.stringContaining(`Could not check the lock file ${file}.lock of offsets file ${file} before writing it`),
+    });
+    await rm(`${file}.lock`, { recursive: true });
+    await writeFile(`${file}.lock`, lock);
+    await s.write('c', [{ partition: { p: 1 }, offset: { n: 2 } }]);
+    expect(await s.read('c')).toEqual([{ partition: { p: 1 }, offset: { n: 2 } }]);
   });
 
   it('gives every write its own temporary file, so two stores of one process never fail on each other', async () => {
