@@ -12,10 +12,12 @@ export type ConverterName = 'json' | 'string' | 'bytes';
  * bytes (a Buffer or Uint8Array, at any depth) as a base64 string, and NaN, Infinity and
  * -Infinity as the strings `"NaN"`, `"Infinity"` and `"-Infinity"` (JSON.stringify would write
  * null). A value JSON.stringify would write as something else or leave out is refused with its
- * path: a Map or Set (`{}`), a function or symbol (left out), a bigint, another typed array.
+ * path: a Map or Set (`{}`), an Error, another typed array, a bigint, a cycle. As with
+ * JSON.stringify, undefined, functions and symbols are left out of objects.
  */
 export const jsonConverter: Converter = (value, topic) => {
   if (value === undefined || value === null) return null;
+  if (isBytes(value)) return Buffer.from(JSON.stringify(base64(value)));
   const kind = jsonKind(value, 0);
   if (kind === NOT_WRITTEN_AS_GIVEN && typeof value === 'object') {
     throw new TributaryError(
@@ -59,12 +61,12 @@ function primitiveKind(value: unknown): number {
   switch (typeof value) {
     case 'number':
       return value - value === 0 ? PLAIN : NEEDS_REPLACER;
-    case 'string':
-    case 'boolean':
-    case 'undefined':
-      return PLAIN;
-    default:
+    case 'bigint':
       return NOT_WRITTEN_AS_GIVEN;
+    default:
+      // A string or boolean; or undefined, a function or a symbol, which JSON.stringify leaves out
+      // of an object (and writes as null in an array), as a JavaScript user expects.
+      return PLAIN;
   }
 }
 
@@ -83,7 +85,7 @@ function objectKind(value: object, depth: number): number {
   const proto: unknown = Object.getPrototypeOf(value);
   const plain = proto === Object.prototype || proto === null;
   if (!plain) {
-    if (value instanceof Uint8Array) return NEEDS_REPLACER;
+    if (isBytes(value)) return NEEDS_REPLACER;
     if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return PLAIN;
     if (notWrittenAsGiven(value)) return NOT_WRITTEN_AS_GIVEN;
   }
@@ -93,8 +95,8 @@ function objectKind(value: object, depth: number): number {
     const v: unknown = (value as Record<string, unknown>)[key];
     const k = typeof v === 'object' ? (v === null ? PLAIN : objectKind(v, depth + 1)) : primitiveKind(v);
     if (k === NOT_WRITTEN_AS_GIVEN) {
-      // An object with its own toJSON() is written as that gives.
-      return key === 'toJSON' && typeof v === 'function' ? PLAIN : k;
+      // An object with a toJSON() of its own is written as that gives, whatever its fields.
+      return typeof (value as { toJSON?: unknown }).toJSON === 'function' ? PLAIN : k;
     }
     if (k > kind) kind = k;
   }
@@ -116,9 +118,20 @@ const NOT_WRITTEN_TAGS = new Set([
   'DataView',
 ]);
 
+/** A Buffer or Uint8Array, also one from another realm (a vm context), which `instanceof` misses. */
+function isBytes(value: unknown): value is Uint8Array {
+  return (
+    value instanceof Uint8Array || (ArrayBuffer.isView(value) && Object.prototype.toString.call(value) === '[object Uint8Array]')
+  );
+}
+
+function base64(bytes: Uint8Array): string {
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('base64');
+}
+
 /** True for a Map, Set, RegExp, Error, ArrayBuffer or typed array other than Uint8Array (from any realm). */
 function notWrittenAsGiven(value: object): boolean {
-  if (ArrayBuffer.isView(value)) return !(value instanceof Uint8Array);
+  if (ArrayBuffer.isView(value)) return !isBytes(value);
   return NOT_WRITTEN_TAGS.has(Object.prototype.toString.call(value).slice(8, -1));
 }
 
@@ -126,7 +139,7 @@ function notWrittenAsGiven(value: object): boolean {
 function asJsonConverterWrites(this: unknown, key: string, converted: unknown): unknown {
   // The holder's own value: for a Buffer, `converted` is already its toJSON() form.
   const given: unknown = (this as Record<string, unknown>)[key];
-  if (given instanceof Uint8Array) return Buffer.from(given.buffer, given.byteOffset, given.byteLength).toString('base64');
+  if (isBytes(given)) return base64(given);
   if (typeof converted === 'number' && converted - converted !== 0) return String(converted);
   return converted;
 }
@@ -137,12 +150,11 @@ function whatIsNotWritten(value: unknown): string {
   const find = (v: unknown, path: string): string | undefined => {
     if (typeof v === 'bigint')
       return `${shortPath(path)} is the bigint ${v}n, which JSON.stringify cannot write: give a string or a number`;
-    if (typeof v === 'function' || typeof v === 'symbol') return `${shortPath(path)} is a ${typeof v}, which JSON leaves out`;
     if (typeof v !== 'object' || v === null) return undefined;
     const again = ancestors.find((a) => a.value === v);
     if (again) return `${shortPath(path)} is ${shortPath(again.path)} again (a cycle), which JSON cannot write`;
     if (ancestors.length >= MAX_JSON_DEPTH) return `${shortPath(path)} nests deeper than ${MAX_JSON_DEPTH} levels`;
-    if (v instanceof Uint8Array || typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined;
+    if (isBytes(v) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined;
     const proto: unknown = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null && notWrittenAsGiven(v)) {
       const hint =
