@@ -1,6 +1,7 @@
 import { type ExactlyOnceSupport, type OffsetChange, SourceConnector } from 'tributary-connect';
 import { type FileSourceConfig, fileSourceConfig } from './file-source-config.js';
 import { type FileOffset, type FilePartition, FileSourceTask } from './file-source-task.js';
+import { parseFingerprint } from './tracked-file.js';
 
 /**
  * Reads lines of files into a topic, like Kafka Connect's FileStreamSource: one record per
@@ -30,8 +31,8 @@ export class FileSourceConnector extends SourceConnector<FileSourceConfig, FileS
    * Accepts offsets given from outside (`PATCH /offsets`, offsets at creation) only when each
    * position is a byte position: a non-negative integer. The codec takes any number, and the
    * task would start mid-line at -5 or re-read the file at 7.5. A fingerprint, when given, must
-   * cover bytes the position has read (`bytes` an integer from 0 to the position) and be a
-   * SHA-256 in hex. A null offset (start over) is fine.
+   * be `<bytes>:<sha256>` with `bytes` from 0 to the position (bytes it has read) and the SHA-256
+   * in lowercase hex. A null offset (start over) is fine.
    */
   override alterOffsets(_config: FileSourceConfig, offsets: ReadonlyArray<OffsetChange<FilePartition, FileOffset>>): boolean {
     const problems = offsets.flatMap(({ partition, offset }) => {
@@ -41,24 +42,22 @@ export class FileSourceConnector extends SourceConnector<FileSourceConfig, FileS
       if (!isBytePosition(position))
         return [`offset.position ${file}: expected a byte position (an integer >= 0), got ${position}`];
       if (fingerprint === undefined) return [];
-      const found: string[] = [];
-      if (!isBytePosition(fingerprint.bytes) || fingerprint.bytes > position) {
-        found.push(
-          `offset.fingerprint.bytes ${file}: expected the number of first bytes hashed, an integer from 0 to the position (${position}), got ${fingerprint.bytes}`,
-        );
+      const parsed = parseFingerprint(fingerprint);
+      if (parsed === undefined) {
+        return [
+          `offset.fingerprint ${file}: expected <bytes>:<sha256>, the number of first bytes hashed and their SHA-256 as 64 lowercase hex digits, got ${JSON.stringify(fingerprint)}`,
+        ];
       }
-      if (!SHA256_HEX.test(fingerprint.sha256)) {
-        found.push(
-          `offset.fingerprint.sha256 ${file}: expected a SHA-256 as 64 lowercase hex digits, got ${JSON.stringify(fingerprint.sha256)}`,
-        );
+      if (parsed.bytes > position) {
+        return [
+          `offset.fingerprint ${file}: it hashes the first ${parsed.bytes} bytes, more than the position (${position}) has read`,
+        ];
       }
-      return found;
+      return [];
     });
     if (problems.length > 0) throw new Error(problems.join('; '));
     return true;
   }
 }
-
-const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 const isBytePosition = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;

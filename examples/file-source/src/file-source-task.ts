@@ -2,16 +2,17 @@ import * as t from 'io-ts';
 import { concat, defer, from, mergeMap, type Observable, throwError } from 'rxjs';
 import { offsetCodec, type SourceLag, type SourceRecord, SourceTask, type SourceTaskContext } from 'tributary-connect';
 import type { FileSourceConfig } from './file-source-config.js';
-import { type Fingerprint, type ReadBudget, TrackedFile } from './tracked-file.js';
+import { type FilePosition, parseFingerprint, type ReadBudget, TrackedFile } from './tracked-file.js';
 
 /** A file source partition: one file, by the name it was configured with (as Kafka Connect's FileStreamSource). */
 export type FilePartition = { filename: string };
 /**
  * How far into a file: the byte position just after the last line written, and the
- * fingerprint of the file's first bytes up to there (absent from offsets written before it
- * existed, or given from outside without it: the position is then taken as it is).
+ * fingerprint of the file's first bytes up to there, `<bytes>:<sha256 in hex>` (absent from
+ * offsets written before it existed, or given from outside without it: the position is then
+ * taken as it is).
  */
-export type FileOffset = { position: number; fingerprint?: Fingerprint };
+export type FileOffset = { fingerprint?: string | undefined; position: number };
 
 /** Bytes of lines one poll round reads at most, whatever `batch.size` allows. */
 export const MAX_ROUND_BYTES = 4 * 1024 * 1024;
@@ -27,9 +28,10 @@ export const READ_BUFFER_BYTES = 64 * 1024;
 export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSourceConfig> {
   readonly offsets = offsetCodec({
     partition: t.type({ filename: t.string }),
-    // One t.type (absent fingerprint: undefined), not an intersection: its encode is the
-    // identity, where an intersection's builds a merged copy of every offset, every record.
-    offset: t.type({ position: t.number, fingerprint: t.union([t.type({ bytes: t.number, sha256: t.string }), t.undefined]) }),
+    // Flat, keys in sorted order, one t.type (an absent fingerprint is undefined): the runtime's
+    // per-record copy of an offset is then one object and no sort, and io-ts's encode the
+    // identity (an intersection's builds a merged copy of every offset).
+    offset: t.type({ fingerprint: t.union([t.string, t.undefined]), position: t.number }),
   });
   private config!: FileSourceConfig;
   private files: TrackedFile[] = [];
@@ -61,7 +63,7 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
         logger: context.logger,
       });
       this.files.push(file);
-      await file.open(await context.offsets.offset({ filename }));
+      await file.open(filePosition(filename, await context.offsets.offset({ filename })));
     }
   }
 
@@ -101,7 +103,7 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
         const sourcePartition = this.partitionOf(file.filename);
         // Each line becomes its record here: no intermediate line object.
         await file.readInto((value, position, fingerprint) => {
-          records.push({ sourcePartition, sourceOffset: { position, fingerprint }, topic, value });
+          records.push({ sourcePartition, sourceOffset: { fingerprint: fingerprint.text, position }, topic, value });
         }, budget);
       }
     } catch (e) {
@@ -110,4 +112,17 @@ export class FileSourceTask extends SourceTask<FilePartition, FileOffset, FileSo
     this.next = (this.next + 1) % count;
     return error === undefined ? { records } : { records, error };
   }
+}
+
+/** Where to resume `filename` from its committed offset; a fingerprint that is not one is an error naming it. */
+function filePosition(filename: string, offset: FileOffset | undefined): FilePosition | undefined {
+  if (offset === undefined) return undefined;
+  if (offset.fingerprint === undefined) return { position: offset.position };
+  const fingerprint = parseFingerprint(offset.fingerprint);
+  if (fingerprint === undefined) {
+    throw new Error(
+      `The committed offset of file ${filename} has fingerprint ${JSON.stringify(offset.fingerprint)}: expected <bytes>:<SHA-256 as 64 lowercase hex digits>. Set the offset again (PATCH /offsets) without a fingerprint, or with a valid one`,
+    );
+  }
+  return { position: offset.position, fingerprint };
 }

@@ -14,6 +14,18 @@ export const FINGERPRINT_BYTES = 1024;
 export interface Fingerprint {
   readonly bytes: number;
   readonly sha256: string;
+  /** As offsets carry it: `<bytes>:<sha256>`, a string, so an offset stays flat (one object per record, keys in order). */
+  readonly text: string;
+}
+
+const FINGERPRINT_TEXT = /^(0|[1-9]\d{0,15}):([0-9a-f]{64})$/;
+
+/** The fingerprint an offset's `<bytes>:<sha256>` names, or undefined when the text is not one. */
+export function parseFingerprint(text: string): Fingerprint | undefined {
+  const m = FINGERPRINT_TEXT.exec(text);
+  if (!m) return undefined;
+  const bytes = Number(m[1]);
+  return Number.isSafeInteger(bytes) ? { bytes, sha256: m[2] as string, text } : undefined;
 }
 
 /** Where to resume a file: a byte position and, when known, the fingerprint of the file it was read from. */
@@ -26,7 +38,7 @@ export interface FilePosition {
  * Receives each complete line, decoded, the byte position just after it (its newline
  * included) and the file's fingerprint at that position: the offset to commit. Called
  * synchronously, in file order; the caller builds its record here, so a line costs no object
- * of its own (the fingerprint object is shared by the lines past its first bytes).
+ * of its own (the fingerprint is shared by the lines past its first bytes).
  */
 export type LineSink = (text: string, position: number, fingerprint: Fingerprint) => void;
 
@@ -53,7 +65,8 @@ const START: FilePosition = { position: 0 };
 
 /** The fingerprint of `bytes`. */
 function fingerprintOf(bytes: Buffer): Fingerprint {
-  return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  return { bytes: bytes.length, sha256, text: `${bytes.length}:${sha256}` };
 }
 
 const EMPTY_FINGERPRINT = fingerprintOf(Buffer.alloc(0));
@@ -204,7 +217,7 @@ export class TrackedFile {
         position = 0;
       } else if (position > 0 && from.fingerprint !== undefined && !(await this.matches(handle, from.fingerprint))) {
         this.options.logger.warn(
-          { event: 'file.replaced', file: this.filename, position, fingerprint: from.fingerprint },
+          { event: 'file.replaced', file: this.filename, position, fingerprint: from.fingerprint.text },
           `file ${this.filename} is not the file the committed position ${position} was read from (its first ${from.fingerprint.bytes} bytes differ): it was replaced or rewritten while the task was not running; reading it from the start`,
         );
         position = 0;

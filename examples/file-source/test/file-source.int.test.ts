@@ -68,7 +68,7 @@ describeKafka('file source on a real broker through the standalone worker', () =
         partition: { filename: file },
         offset: {
           position: (await stat(file)).size,
-          fingerprint: { bytes: head.length, sha256: createHash('sha256').update(head).digest('hex') },
+          fingerprint: `${head.length}:${createHash('sha256').update(head).digest('hex')}`,
         },
       },
     ]);

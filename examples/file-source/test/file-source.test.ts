@@ -50,7 +50,7 @@ function warnings(): { logger: Logger; seen: Array<{ event: string; message: str
 /** The offset of a file read up to the end of `text`, its first bytes: the fingerprint of `text` when under 1 KiB. */
 const offsetAfter = (text: string) => ({
   position: Buffer.byteLength(text),
-  fingerprint: { bytes: Buffer.byteLength(text), sha256: createHash('sha256').update(text).digest('hex') },
+  fingerprint: `${Buffer.byteLength(text)}:${createHash('sha256').update(text).digest('hex')}`,
 });
 
 const values = (run: MockRuntime<FilePartition, FileOffset, FileSourceConfig>) => run.dataRecords.map((r) => r.value);
@@ -300,7 +300,7 @@ describe('file source', () => {
     await run.flush();
     const committed = await run.committedOffset({ filename: file });
     expect(committed?.position).toBe(60 * 50);
-    expect(committed?.fingerprint?.bytes).toBe(1024);
+    expect(committed?.fingerprint).toMatch(/^1024:[0-9a-f]{64}$/);
     await run.stop();
   });
 
@@ -318,6 +318,21 @@ describe('file source', () => {
     expect(seen).toEqual([]);
     expect(run.dataRecords.at(-1)?.sourceOffset).toEqual(offsetAfter('a1\na2\na3\n'));
     await run.stop();
+  });
+
+  it('fails to start on a committed fingerprint that is not one, naming the file and the value', async () => {
+    const file = join(dir, 'a.log');
+    await writeFile(file, 'a1\na2\n');
+    const run = await MockRuntime.start(FileSourceTask, {
+      config: config([file]),
+      committedOffsets: [{ partition: { filename: file }, offset: { position: 3, fingerprint: '3:nothex' } }],
+    });
+    expect(run.status.state).toBe('FAILED');
+    if (run.status.state === 'FAILED') {
+      expect(run.status.error.message).toContain(
+        `The committed offset of file ${file} has fingerprint "3:nothex": expected <bytes>:<SHA-256 as 64 lowercase hex digits>`,
+      );
+    }
   });
 
   it('waits for a missing file when following and reads it once it appears', async () => {
@@ -429,16 +444,18 @@ describe('file source config', () => {
     const connector = new FileSourceConnector();
     const settings = config(['/data/a.log']);
     const sha256 = 'ab'.repeat(32);
-    const at = (position: number, bytes: number, hash: string) => [
-      { partition: { filename: '/data/a.log' }, offset: { position, fingerprint: { bytes, sha256: hash } } },
+    const at = (position: number, fingerprint: string) => [
+      { partition: { filename: '/data/a.log' }, offset: { position, fingerprint } },
     ];
-    expect(() => connector.alterOffsets(settings, at(10, 11, sha256))).toThrow(
-      'offset.fingerprint.bytes of file "/data/a.log": expected the number of first bytes hashed, an integer from 0 to the position (10), got 11',
+    expect(() => connector.alterOffsets(settings, at(10, `11:${sha256}`))).toThrow(
+      'offset.fingerprint of file "/data/a.log": it hashes the first 11 bytes, more than the position (10) has read',
     );
-    expect(() => connector.alterOffsets(settings, at(10, -1, 'AB'))).toThrow(
-      'offset.fingerprint.bytes of file "/data/a.log": expected the number of first bytes hashed, an integer from 0 to the position (10), got -1; offset.fingerprint.sha256 of file "/data/a.log": expected a SHA-256 as 64 lowercase hex digits, got "AB"',
-    );
-    expect(connector.alterOffsets(settings, at(2048, 1024, sha256))).toBe(true);
+    for (const bad of [`-1:${sha256}`, '10:AB', `10:${sha256.toUpperCase()}`, sha256, `01:${sha256}`, `1.5:${sha256}`]) {
+      expect(() => connector.alterOffsets(settings, at(10, bad))).toThrow(
+        `offset.fingerprint of file "/data/a.log": expected <bytes>:<sha256>, the number of first bytes hashed and their SHA-256 as 64 lowercase hex digits, got ${JSON.stringify(bad)}`,
+      );
+    }
+    expect(connector.alterOffsets(settings, at(2048, `1024:${sha256}`))).toBe(true);
     expect(connector.alterOffsets(settings, [{ partition: { filename: '/data/a.log' }, offset: offsetAfter('x\n') }])).toBe(true);
   });
 
