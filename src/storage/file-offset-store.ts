@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, readlink, realpath, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { TributaryError } from '../api/errors.js';
 import { setField } from '../api/json.js';
 import type { JsonObject, OffsetEntry } from '../runtime/ports.js';
@@ -193,7 +193,9 @@ async function linkTarget(file: string): Promise<string> {
       if (code === 'ENOENT' || code === 'EINVAL') return here;
       throw e;
     }
-    path = resolve(dirname(here), link);
+    // Not path.resolve: it would take a `..` in the link away by its text, where the system
+    // goes up from the folder a linked folder leads to.
+    path = isAbsolute(link) ? link : `${dirname(here)}/${link}`;
   }
   throw new Error('more than 40 symbolic links in a row (a loop?)');
 }

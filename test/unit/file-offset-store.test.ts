@@ -117,6 +117,16 @@ describe('FileOffsetStore', () => {
     await mkdir(join(dir, 'x', 'data'));
     await symlink(join(dir, 'x', 'y'), join(dir, 'a'));
     await symlink('../data/off.json', join(dir, 'x', 'y', 'off.json')); // from x/y: x/data/off.json
+    // A link whose own text goes up through a linked folder: from dir, l/.. is real.
+    await symlink('l/../linked.json', join(dir, 'up.json'));
+    const viaLinkText = store(join(dir, 'up.json'));
+    await viaLinkText.start();
+    await viaLinkText.write('c', [{ partition: { p: 2 }, offset: { o: 2 } }]);
+    await viaLinkText.stop();
+    expect(JSON.parse(await readFile(join(dir, 'real', 'linked.json'), 'utf8')).connectors.c).toEqual([
+      { partition: { p: 2 }, offset: { o: 2 } },
+    ]);
+    expect((await lstat(join(dir, 'up.json'))).isSymbolicLink()).toBe(true);
     const viaRelative = store(join(dir, 'a', 'off.json'));
     await viaRelative.start();
     await viaRelative.write('c', [{ partition: { p: 1 }, offset: { o: 1 } }]);
