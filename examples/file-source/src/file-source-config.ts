@@ -107,14 +107,15 @@ export const fileSourceConfig: ConfigDef<FileSourceConfig> = {
  * or else its resolved path.
  */
 function realName(file: string): string {
-  const resolved = resolve(file);
+  // The name as given, not path.resolve'd: resolve would take `l/..` away by its text, where the
+  // system goes up from the folder a linked `l` leads to. realpath resolves it as the system does.
   try {
-    return realpathSync.native(resolved);
+    return realpathSync.native(file);
   } catch {
     try {
-      return join(realpathSync.native(dirname(resolved)), basename(resolved));
+      return join(realpathSync.native(dirname(file)), basename(file));
     } catch {
-      return resolved;
+      return resolve(file);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdtemp, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -421,6 +421,17 @@ describe('file source config', () => {
       'Invalid configuration files: /nowhere/a.log and /nowhere/x/../a.log are the same file (/nowhere/a.log); list each file once',
     ]);
     expect(messages(`${file},${join(dir, 'other.log')}`)).toEqual([]);
+    // A .. after a linked folder goes where the system goes, not where the text points:
+    // with l -> a/sub, l/../x.log is a/x.log, not x.log beside l.
+    await mkdir(join(dir, 'a', 'sub'), { recursive: true });
+    await writeFile(join(dir, 'a', 'x.log'), 'x\n');
+    await writeFile(join(dir, 'x.log'), 'y\n');
+    await symlink(join(dir, 'a', 'sub'), join(dir, 'l'));
+    const ax = await realpath(join(dir, 'a', 'x.log'));
+    expect(messages(`${dir}/a/x.log,${dir}/l/../x.log`)).toEqual([
+      `Invalid configuration files: ${dir}/a/x.log and ${dir}/l/../x.log are the same file (${ax}); list each file once`,
+    ]);
+    expect(messages(`${dir}/x.log,${dir}/l/../x.log`)).toEqual([]);
   });
 
   it('refuses offsets from outside whose position is negative or not an integer, naming the file; accepts byte positions and null', async () => {
