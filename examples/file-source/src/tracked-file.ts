@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { fstatSync, readSync } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import type { Clock, Logger } from 'tributary-connect';
 
@@ -95,8 +96,6 @@ export class TrackedFile {
   private partialBytes = 0;
   /** Virtual time before which a file at its end (or missing) is not looked at again. */
   private idleUntil = 0;
-  /** Set while the file waits at its end: its first bytes are compared before it is read again. */
-  private idle = false;
   private done = false;
   private reportedMissing = false;
   /** Where the next open starts: the committed position until the file was first opened, then 0. */
@@ -152,11 +151,10 @@ export class TrackedFile {
       this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
       return;
     }
-    if (this.idle) {
-      this.idle = false;
-      // Before reading on: what follows the position in a file truncated and refilled is not the next line.
-      if (await this.headChanged()) this.restart();
-    }
+    // Before reading on, every round (a round that ended on its budget too: under back-pressure
+    // the next one can come seconds later): what follows the position in a file truncated and
+    // refilled meanwhile is not the next line.
+    if (this.position > 0 && this.rewritten()) this.restart();
     if (await this.readLines(out, budget)) return;
     // At the end of the file.
     if (!this.options.follow) {
@@ -170,7 +168,6 @@ export class TrackedFile {
       return;
     }
     if (await this.checkIdentity(out, budget)) return;
-    this.idle = this.handle !== undefined;
     this.idleUntil = this.options.clock.now() + this.options.pollIntervalMs;
   }
 
@@ -346,15 +343,31 @@ export class TrackedFile {
   }
 
   /**
-   * True when the file's first bytes, all read (file shorter than them: the size check at its
-   * end tells), differ from those kept: it was truncated and written again since. Logged.
+   * True (and logged) when the open file was truncated below the read position, or its first
+   * bytes are no longer those read (truncated and written again): it is read again from 0.
+   * Synchronous calls on purpose: a stat and a read of at most 1 KiB from the page cache cost a
+   * few µs, where the promise API costs tens, and this runs every round.
    */
-  private async headChanged(): Promise<boolean> {
-    const length = this.headBytes;
+  private rewritten(): boolean {
+    const fd = (this.handle as FileHandle).fd;
+    const { size } = fstatSync(fd);
+    if (size < this.readPosition) {
+      this.options.logger.warn(
+        { event: 'file.truncated', file: this.filename, size, position: this.position },
+        `file ${this.filename} was truncated to ${size} bytes, below the read position ${this.readPosition}: reading it again from the start`,
+      );
+      return true;
+    }
+    // The first bytes kept, or as many as the file still has (cut back, but not below the read position).
+    const length = Math.min(this.headBytes, size);
     if (length === 0) return false;
     const { buffer } = this.options;
-    const { bytesRead } = await (this.handle as FileHandle).read(buffer, 0, length, 0);
-    if (bytesRead < length || buffer.compare(this.head, 0, length, 0, length) === 0) return false;
+    const bytesRead = readSync(fd, buffer, 0, length, 0);
+    if (bytesRead === length && buffer.compare(this.head, 0, length, 0, length) === 0) {
+      // The same first bytes: kept only as far as the file has them now.
+      this.headBytes = length;
+      return false;
+    }
     this.options.logger.warn(
       { event: 'file.truncated', file: this.filename, position: this.position },
       `file ${this.filename} was rewritten: its first ${length} bytes are no longer those read (truncated and written again between two checks); reading it again from the start`,
@@ -373,10 +386,13 @@ export class TrackedFile {
   /** Keeps the bytes of a chunk read at `start` that fall in the file's first {@link FINGERPRINT_BYTES}. */
   private keepHead(chunk: Buffer, start: number): void {
     // Reads go forward from the position, so a chunk starts within (or right after) what is kept.
-    if (start > this.headBytes) return;
+    // Bytes already kept are never overwritten: they are what the fingerprint and the rewrite
+    // check compare against.
+    const from = Math.max(start, this.headBytes);
     const end = Math.min(start + chunk.length, FINGERPRINT_BYTES);
-    chunk.copy(this.head, start, 0, end - start);
-    this.headBytes = Math.max(this.headBytes, end);
+    if (start > this.headBytes || from >= end) return;
+    chunk.copy(this.head, from, from - start, end - start);
+    this.headBytes = end;
   }
 
   /** Reads the first bytes of the file, up to `position`, so the fingerprints of later lines can be taken. */

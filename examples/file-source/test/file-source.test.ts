@@ -381,6 +381,33 @@ describe('file source', () => {
     await run.stop();
   });
 
+  it('reads a file truncated and refilled while lines were still to be read (a round ended on its budget) again from 0, with no fragment of a line', async () => {
+    const file = join(dir, 'backlog.log');
+    await writeFile(file, Array.from({ length: 10 }, (_, i) => `old-line-${i}\n`).join(''));
+    const { logger, seen } = warnings();
+    const task = new FileSourceTask();
+    await task.start(config([file], { 'batch.size': 3 }), {
+      connector: 'files',
+      taskId: 0,
+      clock: new VirtualClock(),
+      logger,
+      offsets: { offset: async () => undefined, offsets: async () => [] },
+    });
+    const round = async () => lastValueFrom(task.poll().pipe(toArray()));
+    const first = await round();
+    expect(first.map((r) => r.value)).toEqual(['old-line-0', 'old-line-1', 'old-line-2']);
+    const refilled = Array.from({ length: 4 }, (_, i) => `new-${i}-abcdefgh\n`).join('');
+    await truncate(file, 0);
+    await appendFile(file, refilled);
+    const next = await round();
+    expect(next.map((r) => r.value)).toEqual(['new-0-abcdefgh', 'new-1-abcdefgh', 'new-2-abcdefgh']);
+    expect(seen.map((w) => w.event)).toEqual(['file.truncated']);
+    // The offset's fingerprint is of the file as it is: a restart takes it for the same file.
+    const head = Buffer.from(refilled).subarray(0, next.at(-1)?.sourceOffset.position);
+    expect(next.at(-1)?.sourceOffset.fingerprint).toBe(`${head.length}:${createHash('sha256').update(head).digest('hex')}`);
+    await task.stop();
+  });
+
   it('reads at most batch.size lines per poll round, taking turns between files', async () => {
     const a = join(dir, 'a.log');
     const b = join(dir, 'b.log');
