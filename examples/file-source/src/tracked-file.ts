@@ -98,6 +98,12 @@ export class TrackedFile {
   private idleUntil = 0;
   private done = false;
   private reportedMissing = false;
+  /**
+   * Set once the path names another file while the old one is still open: where the old one was
+   * read up to at the last check, and since when it has not grown. A writer may keep writing to
+   * the old file until it reopens the path (logrotate's `create` with a postrotate reload).
+   */
+  private draining: { readPosition: number; quietSince: number } | undefined;
   /** Where the next open starts: the committed position until the file was first opened, then 0. */
   private openAt: FilePosition = START;
   /** The first bytes of the file as read (`headBytes` of them, at most {@link FINGERPRINT_BYTES}). */
@@ -303,6 +309,16 @@ export class TrackedFile {
     if (current.ino !== this.inode || current.dev !== this.device) {
       // Lines written to the old file up to its replacement belong before the new file's.
       if (await this.readLines(out, budget)) return true;
+      // The old file is left only once it has not grown for a poll interval: a writer that has
+      // not reopened the path yet still writes there, and what it writes after the switch
+      // would be lost.
+      const now = this.options.clock.now();
+      if (this.draining === undefined || this.draining.readPosition !== this.readPosition) {
+        this.draining = { readPosition: this.readPosition, quietSince: now };
+        return false;
+      }
+      if (now - this.draining.quietSince < this.options.pollIntervalMs) return false;
+      this.draining = undefined;
       this.emitPartial(out);
       const previous = this.inode;
       this.release();
@@ -312,6 +328,7 @@ export class TrackedFile {
       );
       return (await this.tryOpen()) && (await this.readLines(out, budget));
     }
+    this.draining = undefined;
     const { size } = await handle.stat();
     if (size < this.readPosition) {
       this.options.logger.warn(

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir, mkdtemp, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, open, realpath, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -213,6 +213,27 @@ describe('file source', () => {
     expect(seen[0]?.message).toMatch(
       /^file .*app\.log was replaced \(inode \d+ is now \d+\) after byte 28: reading the new file from the start$/,
     );
+    await run.stop();
+  });
+
+  it('keeps reading a replaced file while its writer still writes to it, and switches once it has been quiet for a poll interval', async () => {
+    const file = join(dir, 'app.log');
+    const writer = await open(file, 'a');
+    await writer.write('l1\nl2\n');
+    const { logger, seen } = warnings();
+    const run = await MockRuntime.start(FileSourceTask, { config: config([file]), logger });
+    await run.advanceBy('1s');
+    // logrotate's create mode: renamed and created anew, but the application has not reopened yet.
+    await rename(file, `${file}.1`);
+    await writeFile(file, '');
+    await writer.write('l3\nl4-par');
+    await run.advanceBy('1s');
+    await writer.write('t\nl5\n');
+    await writer.close();
+    await writeFile(file, 'n1\n');
+    await run.advanceBy('3s');
+    expect(values(run)).toEqual(['l1', 'l2', 'l3', 'l4-part', 'l5', 'n1']);
+    expect(seen.map((s) => s.event)).toEqual(['file.replaced']);
     await run.stop();
   });
 
