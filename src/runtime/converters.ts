@@ -25,8 +25,17 @@ export const jsonConverter: Converter = (value, topic) => {
       `The json converter cannot write ${describe(value)} to topic '${topic}' as it is: ${whatIsNotWritten(value)}. Accepted: strings, numbers, booleans, null, arrays and objects of them, bytes (Buffer or Uint8Array, written as base64) and objects with a toJSON() such as Date.`,
     );
   }
-  const text: string | undefined =
-    kind === PLAIN ? JSON.stringify(value) : kind === NEEDS_REPLACER ? JSON.stringify(value, asJsonConverterWrites) : undefined;
+  let text: string | undefined;
+  try {
+    text =
+      kind === PLAIN ? JSON.stringify(value) : kind === NEEDS_REPLACER ? JSON.stringify(value, asJsonConverterWrites) : undefined;
+  } catch (e) {
+    if (!(e instanceof NotWritten)) throw e;
+    throw new TributaryError(
+      'RECORD_INVALID',
+      `The json converter cannot write ${describe(value)} to topic '${topic}' as it is: what a toJSON() in it gives holds a value JSON cannot write as it is: ${e.message}. Accepted: strings, numbers, booleans, null, arrays and objects of them, bytes (Buffer or Uint8Array, written as base64).`,
+    );
+  }
   if (text === undefined || kind === NOT_WRITTEN_AS_GIVEN) {
     // A function, a symbol, or an object whose toJSON() gives undefined: JSON has no text for it.
     throw new TributaryError(
@@ -86,7 +95,8 @@ function objectKind(value: object, depth: number): number {
   const plain = proto === Object.prototype || proto === null;
   if (!plain) {
     if (isBytes(value)) return NEEDS_REPLACER;
-    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return PLAIN;
+    // What a toJSON() gives is not walked here: the replacer checks it (a Date's is a string).
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return value instanceof Date ? PLAIN : NEEDS_REPLACER;
     if (notWrittenAsGiven(value)) return NOT_WRITTEN_AS_GIVEN;
   }
   for (const key in value) {
@@ -96,9 +106,11 @@ function objectKind(value: object, depth: number): number {
     const k = typeof v === 'object' ? (v === null ? PLAIN : objectKind(v, depth + 1)) : primitiveKind(v);
     if (k === NOT_WRITTEN_AS_GIVEN) {
       // An object with a toJSON() of its own is written as that gives, whatever its fields.
-      return typeof (value as { toJSON?: unknown }).toJSON === 'function' ? PLAIN : k;
+      return typeof (value as { toJSON?: unknown }).toJSON === 'function' ? NEEDS_REPLACER : k;
     }
     if (k > kind) kind = k;
+    // A toJSON() of its own (an object literal's): what it gives is checked by the replacer.
+    else if (typeof v === 'function' && key === 'toJSON') kind = NEEDS_REPLACER;
   }
   return kind;
 }
@@ -135,14 +147,34 @@ function notWrittenAsGiven(value: object): boolean {
   return NOT_WRITTEN_TAGS.has(Object.prototype.toString.call(value).slice(8, -1));
 }
 
-/** JSON.stringify's replacer for values with bytes or non-finite numbers: JsonConverter's forms for them. */
+/**
+ * JSON.stringify's replacer for values with bytes, non-finite numbers or a toJSON(): JsonConverter's
+ * forms for bytes and non-finite numbers, and a refusal ({@link NotWritten}) of what a toJSON()
+ * gave that JSON.stringify would write as another value, which the walk before did not see.
+ */
 function asJsonConverterWrites(this: unknown, key: string, converted: unknown): unknown {
   // The holder's own value: for a Buffer, `converted` is already its toJSON() form.
   const given: unknown = (this as Record<string, unknown>)[key];
   if (isBytes(given)) return base64(given);
-  if (typeof converted === 'number' && converted - converted !== 0) return String(converted);
+  if (typeof converted === 'number') return converted - converted === 0 ? converted : String(converted);
+  if (typeof converted === 'object' && converted !== null) {
+    if (isBytes(converted)) return base64(converted);
+    const proto: unknown = Object.getPrototypeOf(converted);
+    if (proto !== Object.prototype && proto !== null && !Array.isArray(converted) && notWrittenAsGiven(converted)) {
+      throw new NotWritten(
+        `${key === '' ? 'it' : `the value at key '${key}'`} is ${describe(converted)}, which JSON.stringify writes as ${showJson(converted)}`,
+      );
+    }
+  } else if (typeof converted === 'bigint') {
+    throw new NotWritten(
+      `${key === '' ? 'it' : `the value at key '${key}'`} is the bigint ${converted}n, which JSON.stringify cannot write`,
+    );
+  }
   return converted;
 }
+
+/** A value the replacer refuses (found inside what a toJSON() gave); the converter names the topic. */
+class NotWritten extends Error {}
 
 /** Where the first value {@link jsonKind} refuses is (a path from `$`, the whole value), and what it is. */
 function whatIsNotWritten(value: unknown): string {

@@ -48,6 +48,24 @@ describe('converters', () => {
       ),
     ).toBe('{"x":1}');
     expect(text({ s: Symbol('s'), n: 1 })).toBe('{"n":1}');
+    // What a toJSON() gives is written as the rest: bytes as base64, NaN as "NaN".
+    class Message {
+      constructor(
+        readonly id: number,
+        readonly payload: Buffer,
+      ) {}
+      toJSON() {
+        return { id: this.id, payload: this.payload, score: Number.NaN };
+      }
+    }
+    expect(text({ m: new Message(1, Buffer.from('hi')) })).toBe('{"m":{"id":1,"payload":"aGk=","score":"NaN"}}');
+    expect(text({ v: { toJSON: () => ({ n: Number.POSITIVE_INFINITY }) } })).toBe('{"v":{"n":"Infinity"}}');
+    expect(() => text({ v: { toJSON: () => new Map() } })).toThrow(
+      /what a toJSON\(\) in it gives holds a value JSON cannot write as it is: the value at key 'v' is an object of class Map, which JSON\.stringify writes as \{\}/,
+    );
+    expect(() => text({ v: { toJSON: () => ({ big: 1n }) } })).toThrow(
+      /the value at key 'big' is the bigint 1n, which JSON\.stringify cannot write/,
+    );
     // Whatever its fields hold: toJSON() decides what is written.
     expect(text({ m: new Map([['a', 1]]), toJSON: () => 'ok' })).toBe('"ok"');
     // Bytes from another realm (a vm context), which instanceof Uint8Array misses.
