@@ -114,19 +114,55 @@ describe('postgres-cdc captured tables', () => {
     );
   });
 
-  it('fails the task when the publication sends changes of a relation it did not hold at start', async () => {
+  it('drops the changes of a table created while the task runs in a FOR ALL TABLES publication', async () => {
     const { slot, publication, n } = names();
-    await cluster.query(`CREATE TABLE a_${n} (id int PRIMARY KEY); CREATE TABLE b_${n} (id int PRIMARY KEY);`);
-    const run = await start({ tables: `a_${n}`, 'slot.name': slot, 'publication.name': publication });
-    await cluster.query(`ALTER PUBLICATION ${publication} ADD TABLE b_${n}`);
-    await cluster.query(`INSERT INTO a_${n} VALUES (1); INSERT INTO b_${n} VALUES (1);`);
+    await cluster.query(`
+      CREATE TABLE a_${n} (id int PRIMARY KEY);
+      CREATE PUBLICATION ${publication} FOR ALL TABLES WITH (publish_via_partition_root = true);`);
+    const run = await start(
+      { tables: `a_${n}`, 'slot.name': slot, 'publication.name': publication },
+      { 'heartbeat.interval.ms': 300 },
+    );
+    await cluster.query(`
+      INSERT INTO a_${n} VALUES (1);
+      CREATE TABLE staging_${n} (id int PRIMARY KEY);
+      BEGIN; INSERT INTO a_${n} VALUES (2); INSERT INTO staging_${n} VALUES (1); INSERT INTO a_${n} VALUES (3); COMMIT;
+      INSERT INTO staging_${n} VALUES (2);
+      INSERT INTO a_${n} VALUES (4);`);
+    const topic = `shop.public.a_${n}`;
+    await eventually('four change records', () => run.records(topic).length >= 4, { runs: [run] });
+    const after = await walLsn();
+    await eventually(
+      'a heartbeat past the writes',
+      () => run.heartbeats.some((h) => parseLsn(h.sourceOffset.lsn) >= parseLsn(after)),
+      {
+        runs: [run],
+      },
+    );
+    expect(run.status.state).toBe('RUNNING');
+    expect(run.records(topic).map((r) => r.key)).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }]);
+  });
+
+  it('fails the task when a partition of a captured table arrives under its own name', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE events_${n} (id int, at date, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+      CREATE TABLE events_${n}_2024 PARTITION OF events_${n} FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');`);
+    const run = await start({ tables: `events_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`INSERT INTO events_${n} VALUES (1, '2024-03-01')`);
+    await eventually('the first change', () => run.dataRecords.length === 1, { runs: [run] });
+    await cluster.query(`
+      ALTER PUBLICATION ${publication} SET (publish_via_partition_root = false);
+      INSERT INTO events_${n} VALUES (2, '2024-04-01');`);
     await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
-    expect(run.records(`shop.public.a_${n}`)).toHaveLength(1);
+    expect(run.dataRecords).toHaveLength(1);
     expect(failure(run).message).toMatch(
       new RegExp(
-        `publication "${publication}" sent a change of public.b_${n} \\(relation OID \\d+\\), which is neither a captured table`,
+        `publication "${publication}" sent a change of public.events_${n}_2024 \\(relation OID \\d+\\), a partition of ` +
+          `captured table public.events_${n}, under the partition's own name`,
       ),
     );
+    expect(failure(run).message).toContain('SET (publish_via_partition_root = true)');
   });
 
   it('fails the task, with no heartbeat past it, when a captured table is dropped and re-created', async () => {
