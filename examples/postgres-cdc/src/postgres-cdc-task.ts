@@ -60,10 +60,12 @@ export interface HeartbeatValue {
  * - `commit(committed)`: after each offset flush, confirms the flushed LSN to the slot
  *   (`confirmed_flush_lsn`), never anything that was not committed; the server may then
  *   free the WAL before it.
- * - Before a heartbeat and before each confirmation it checks that the publication still holds
- *   each captured table as the relation (OID) found at start, and fails the task if not: a table
- *   dropped and re-created, or swapped by renames, is not in the publication, and moving the
- *   offset past its changes would lose them without a word.
+ * - Before a heartbeat and before each confirmation it runs the start checks of the publication
+ *   again, and fails the task if one fails: each captured table still held as the relation (OID)
+ *   found at start (a table dropped and re-created, or swapped by renames, is not in the
+ *   publication), insert, update and delete still published, partitioned tables via the root, no
+ *   row filter and no column list that leaves out a current column. Moving the offset past
+ *   changes the publication no longer sends whole would lose them without a word.
  *
  * @example
  * ```ts
@@ -263,18 +265,17 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   }
 
   /**
-   * Throws a TributaryError (`POLL_FAILED`) when a captured table is no longer in the
-   * publication as the relation found at start.
+   * Throws a TributaryError (`POLL_FAILED`) when the publication no longer sends every change of
+   * each captured table whole: the start checks of the publication, run again (see
+   * {@link capturedTableChanges}).
    */
   private async checkCapturedTables(): Promise<void> {
     const problems = await capturedTableChanges(await this.monitor(), this.config['publication.name'], this.tableOids);
     if (problems.length === 0) return;
     throw new TributaryError(
       'POLL_FAILED',
-      `PostgreSQL CDC on ${describeServer(this.config)}: ${problems.join('; ')}. Its changes since then were not ` +
-        'captured, and the offset is not moved past them. Add the table that has the name now to the publication ' +
-        `(ALTER PUBLICATION ${pg.escapeIdentifier(this.config['publication.name'])} ADD TABLE ...) and restart the ` +
-        'task; what was written to it before is not captured (a re-snapshot is up to you).',
+      `PostgreSQL CDC on ${describeServer(this.config)}: the publication changed while the task ran: ${problems.join('; ')}. ` +
+        'Changes of the captured tables since then may be missing from the records, and the offset is not moved past them.',
     );
   }
 
