@@ -35,12 +35,16 @@ export interface ChangeDecoderOptions {
    */
   readonly tables: ReadonlyMap<string, number>;
   /**
-   * OIDs of the other relations the publication held at start: their changes are dropped. A
-   * change of any relation neither captured nor listed here fails the decoder: dropping it
-   * would lose changes without a word (a partition published under its own name, a table
-   * added to the publication while the task runs).
+   * OIDs of the other relations the publication held at start: their changes are dropped.
    */
   readonly otherRelations: ReadonlySet<number>;
+  /**
+   * Called once for each relation neither captured nor in `otherRelations` (a table created or
+   * added to the publication while the task runs, a partition published under its own name),
+   * when its first change arrives. Its changes are dropped; the caller decides, from the
+   * catalog, whether that loses changes of a captured table.
+   */
+  readonly unknownRelation: (relation: { readonly name: string; readonly oid: number }) => void;
   /** The publication, for error messages. */
   readonly publication: string;
   /** Receives each captured row change, in commit order. */
@@ -72,8 +76,11 @@ export class ChangeDecoder {
   private resume: CdcOffset | undefined;
   private readonly resumeLsn: bigint;
   private position: bigint;
+  /** Relations whose changes are dropped: the publication's others at start, and unknown ones met since. */
+  private readonly notCaptured: Set<number>;
 
   constructor(private readonly options: ChangeDecoderOptions) {
+    this.notCaptured = new Set(options.otherRelations);
     this.resume = options.resumeFrom;
     this.resumeLsn = parseLsn(options.resumeFrom.lsn);
     this.position = this.resumeLsn;
@@ -143,7 +150,10 @@ export class ChangeDecoder {
     };
   }
 
-  /** True for a captured table, false for another table of the publication; throws for anything else. */
+  /**
+   * True for a captured table, false for any other relation (an unknown one is reported once to
+   * `unknownRelation`); throws for a captured name with another OID.
+   */
   private captures(relation: Pgoutput.MessageRelation): boolean {
     const name = `${relation.schema}.${relation.name}`;
     const oid = relationOid(relation);
@@ -157,14 +167,11 @@ export class ChangeDecoder {
           '(changes written to it before were not captured).',
       );
     }
-    if (this.options.otherRelations.has(oid)) return false;
-    throw new Error(
-      `publication "${this.options.publication}" sent a change of ${name} (relation OID ${oid}), which is neither a ` +
-        'captured table nor a relation the publication held at start. Not captured, it would be lost without a word. ' +
-        'A partition of a captured partitioned table arrives under its own name when the publication lacks ' +
-        `publish_via_partition_root = true (ALTER PUBLICATION ... SET (publish_via_partition_root = true)); ` +
-        'a table added to the publication while the task ran is captured by adding it to `tables`, or ignored after a restart.',
-    );
+    if (!this.notCaptured.has(oid)) {
+      this.notCaptured.add(oid);
+      this.options.unknownRelation({ name, oid });
+    }
+    return false;
   }
 
   private change(

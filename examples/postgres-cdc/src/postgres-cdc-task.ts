@@ -60,10 +60,12 @@ export interface HeartbeatValue {
  * - `commit(committed)`: after each offset flush, confirms the flushed LSN to the slot
  *   (`confirmed_flush_lsn`), never anything that was not committed; the server may then
  *   free the WAL before it.
- * - Before a heartbeat and before each confirmation it checks that the publication still holds
- *   each captured table as the relation (OID) found at start, and fails the task if not: a table
- *   dropped and re-created, or swapped by renames, is not in the publication, and moving the
- *   offset past its changes would lose them without a word.
+ * - Before a heartbeat and before each confirmation it runs the start checks of the publication
+ *   again, and fails the task if one fails: each captured table still held as the relation (OID)
+ *   found at start (a table dropped and re-created, or swapped by renames, is not in the
+ *   publication), insert, update and delete still published, partitioned tables via the root, no
+ *   row filter and no column list that leaves out a current column. Moving the offset past
+ *   changes the publication no longer sends whole would lose them without a word.
  *
  * @example
  * ```ts
@@ -95,6 +97,12 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   private tableOids: ReadonlyMap<string, number> = new Map();
   /** The confirmation under way (checked, then sent): `stop()` waits for it. */
   private confirming: Promise<void> = Promise.resolve();
+  /** Catalog checks of unknown relations under way: while any is, changes are held and the stream paused. */
+  private relationChecks = 0;
+  /** The checks of unknown relations, one after the other. */
+  private relationCheck: Promise<void> = Promise.resolve();
+  /** Row changes decoded while a relation check was under way, in order. */
+  private held: RowChange[] = [];
 
   async start(config: PostgresCdcConfig, context: SourceTaskContext<CdcPartition, CdcOffset>): Promise<void> {
     this.config = config;
@@ -121,14 +129,20 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     this.buffer = new BoundedBuffer<RowChange>({
       capacity: config['max.queue.size'],
       onPause: () => this.stream?.pause(),
-      onResume: () => this.stream?.resume(),
+      onResume: () => {
+        if (this.relationChecks === 0) this.stream?.resume();
+      },
     });
     this.decoder = new ChangeDecoder({
       resumeFrom: plan.resumeFrom,
       tables: plan.tableOids,
       otherRelations: plan.otherRelations,
       publication: config['publication.name'],
-      emit: (change) => this.buffer.push(change),
+      emit: (change) => {
+        if (this.relationChecks > 0) this.held.push(change);
+        else this.buffer.push(change);
+      },
+      unknownRelation: (relation) => this.checkUnknownRelation(relation),
     });
     try {
       this.stream = await ReplicationStream.open({
@@ -157,7 +171,7 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
       throw startError(e, `could not start replication from slot "${config['slot.name']}" on ${server}`);
     }
     // The first messages can arrive with the server's answer, before `stream` was set.
-    if (this.buffer.isPaused) this.stream.pause();
+    if (this.buffer.isPaused || this.relationChecks > 0) this.stream.pause();
     // The start position is committed (or is the slot's own): say so at once.
     this.stream.confirm(this.confirmed);
     context.logger.info(
@@ -177,7 +191,7 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   private async nextHeartbeat(): Promise<HeartbeatRecord<CdcPartition, CdcOffset> | undefined> {
     // A heartbeat must never overtake a row change: only when none waits for poll() and no
     // transaction is half-received is the keepalive position past everything handed on.
-    const idle = () => this.buffer.size === 0 && !this.decoder.inTransaction;
+    const idle = () => this.buffer.size === 0 && this.relationChecks === 0 && !this.decoder.inTransaction;
     const position = this.decoder.idlePosition;
     if (!idle() || position <= this.lastOffsetLsn) return undefined;
     // Checked after the position was read: a table swapped before it shows in the catalog now.
@@ -192,18 +206,76 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   }
 
   /**
-   * Throws a TributaryError (`POLL_FAILED`) when a captured table is no longer in the
-   * publication as the relation found at start.
+   * A relation neither captured nor in the publication at start sent a change (a table created,
+   * or added to the publication, while the task runs; a partition published under its own
+   * name). Its changes are dropped, which loses nothing unless it is a partition of a captured
+   * table: the catalog says, and the task fails then. Until it has said, the changes decoded
+   * after it are held back and the stream paused, so no offset (data or heartbeat) passes it.
+   */
+  private checkUnknownRelation(relation: { readonly name: string; readonly oid: number }): void {
+    this.relationChecks++;
+    this.stream?.pause();
+    this.relationCheck = this.relationCheck.then(async () => {
+      try {
+        const root = await this.capturedAncestor(relation.oid);
+        if (root !== undefined) {
+          const publication = this.config['publication.name'];
+          throw new TributaryError(
+            'POLL_FAILED',
+            `PostgreSQL CDC on ${describeServer(this.config)}: publication "${publication}" sent a change of ` +
+              `${relation.name} (relation OID ${relation.oid}), a partition of captured table ${root}, under the ` +
+              "partition's own name: those changes are not captured and would be lost without a word. The publication " +
+              'must publish them via the partition root: ALTER PUBLICATION ' +
+              `${pg.escapeIdentifier(publication)} SET (publish_via_partition_root = true), then restart the task.`,
+          );
+        }
+      } catch (e) {
+        this.held = [];
+        this.buffer.fail(
+          isTributaryError(e)
+            ? e
+            : new TributaryError(
+                'POLL_FAILED',
+                `PostgreSQL CDC on ${describeServer(this.config)}: could not check whether ${relation.name} (relation ` +
+                  `OID ${relation.oid}), which the publication sent a change of, is a partition of a captured table: ` +
+                  `${e instanceof Error ? e.message : String(e)}`,
+                { cause: e },
+              ),
+        );
+        return;
+      }
+      if (--this.relationChecks > 0) return;
+      for (const change of this.held.splice(0)) this.buffer.push(change);
+      if (!this.buffer.isPaused) this.stream?.resume();
+    });
+  }
+
+  /** The captured table `oid` is a partition of (at any depth), by the catalog; undefined when none. */
+  private async capturedAncestor(oid: number): Promise<string | undefined> {
+    const { rows } = await (await this.monitor()).query<{ oid: string }>(
+      `WITH RECURSIVE up(relid) AS (
+         SELECT inhparent FROM pg_inherits WHERE inhrelid = $1::oid
+         UNION SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid)
+       SELECT relid::text AS oid FROM up`,
+      [oid],
+    );
+    const ancestors = new Set(rows.map((r) => Number(r.oid)));
+    for (const [name, captured] of this.tableOids) if (ancestors.has(captured)) return name;
+    return undefined;
+  }
+
+  /**
+   * Throws a TributaryError (`POLL_FAILED`) when the publication no longer sends every change of
+   * each captured table whole: the start checks of the publication, run again (see
+   * {@link capturedTableChanges}).
    */
   private async checkCapturedTables(): Promise<void> {
     const problems = await capturedTableChanges(await this.monitor(), this.config['publication.name'], this.tableOids);
     if (problems.length === 0) return;
     throw new TributaryError(
       'POLL_FAILED',
-      `PostgreSQL CDC on ${describeServer(this.config)}: ${problems.join('; ')}. Its changes since then were not ` +
-        'captured, and the offset is not moved past them. Add the table that has the name now to the publication ' +
-        `(ALTER PUBLICATION ${pg.escapeIdentifier(this.config['publication.name'])} ADD TABLE ...) and restart the ` +
-        'task; what was written to it before is not captured (a re-snapshot is up to you).',
+      `PostgreSQL CDC on ${describeServer(this.config)}: the publication changed while the task ran: ${problems.join('; ')}. ` +
+        'Changes of the captured tables since then may be missing from the records, and the offset is not moved past them.',
     );
   }
 

@@ -31,6 +31,10 @@ beforeAll(async () => {
 
 afterEach(async () => {
   for (const run of runs.splice(0)) if (run.status.state !== 'FAILED' && run.status.state !== 'STOPPED') await run.stop();
+  // The scratch cluster has 10 slots: free this test's.
+  await cluster.query(
+    "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'cap\\_%' AND NOT active",
+  );
 });
 
 afterAll(async () => {
@@ -114,19 +118,55 @@ describe('postgres-cdc captured tables', () => {
     );
   });
 
-  it('fails the task when the publication sends changes of a relation it did not hold at start', async () => {
+  it('drops the changes of a table created while the task runs in a FOR ALL TABLES publication', async () => {
     const { slot, publication, n } = names();
-    await cluster.query(`CREATE TABLE a_${n} (id int PRIMARY KEY); CREATE TABLE b_${n} (id int PRIMARY KEY);`);
-    const run = await start({ tables: `a_${n}`, 'slot.name': slot, 'publication.name': publication });
-    await cluster.query(`ALTER PUBLICATION ${publication} ADD TABLE b_${n}`);
-    await cluster.query(`INSERT INTO a_${n} VALUES (1); INSERT INTO b_${n} VALUES (1);`);
+    await cluster.query(`
+      CREATE TABLE a_${n} (id int PRIMARY KEY);
+      CREATE PUBLICATION ${publication} FOR ALL TABLES WITH (publish_via_partition_root = true);`);
+    const run = await start(
+      { tables: `a_${n}`, 'slot.name': slot, 'publication.name': publication },
+      { 'heartbeat.interval.ms': 300 },
+    );
+    await cluster.query(`
+      INSERT INTO a_${n} VALUES (1);
+      CREATE TABLE staging_${n} (id int PRIMARY KEY);
+      BEGIN; INSERT INTO a_${n} VALUES (2); INSERT INTO staging_${n} VALUES (1); INSERT INTO a_${n} VALUES (3); COMMIT;
+      INSERT INTO staging_${n} VALUES (2);
+      INSERT INTO a_${n} VALUES (4);`);
+    const topic = `shop.public.a_${n}`;
+    await eventually('four change records', () => run.records(topic).length >= 4, { runs: [run] });
+    const after = await walLsn();
+    await eventually(
+      'a heartbeat past the writes',
+      () => run.heartbeats.some((h) => parseLsn(h.sourceOffset.lsn) >= parseLsn(after)),
+      {
+        runs: [run],
+      },
+    );
+    expect(run.status.state).toBe('RUNNING');
+    expect(run.records(topic).map((r) => r.key)).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }]);
+  });
+
+  it('fails the task when a partition of a captured table arrives under its own name', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE events_${n} (id int, at date, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+      CREATE TABLE events_${n}_2024 PARTITION OF events_${n} FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');`);
+    const run = await start({ tables: `events_${n}`, 'slot.name': slot, 'publication.name': publication });
+    await cluster.query(`INSERT INTO events_${n} VALUES (1, '2024-03-01')`);
+    await eventually('the first change', () => run.dataRecords.length === 1, { runs: [run] });
+    await cluster.query(`
+      ALTER PUBLICATION ${publication} SET (publish_via_partition_root = false);
+      INSERT INTO events_${n} VALUES (2, '2024-04-01');`);
     await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
-    expect(run.records(`shop.public.a_${n}`)).toHaveLength(1);
+    expect(run.dataRecords).toHaveLength(1);
     expect(failure(run).message).toMatch(
       new RegExp(
-        `publication "${publication}" sent a change of public.b_${n} \\(relation OID \\d+\\), which is neither a captured table`,
+        `publication "${publication}" sent a change of public.events_${n}_2024 \\(relation OID \\d+\\), a partition of ` +
+          `captured table public.events_${n}, under the partition's own name`,
       ),
     );
+    expect(failure(run).message).toContain('SET (publish_via_partition_root = true)');
   });
 
   it('fails the task, with no heartbeat past it, when a captured table is dropped and re-created', async () => {
@@ -224,6 +264,46 @@ describe('postgres-cdc captured tables', () => {
     await cluster.query(`INSERT INTO items_${n} VALUES (1, 2); DELETE FROM items_${n};`);
     await eventually('two change records', () => run.dataRecords.length === 2, { runs: [run] });
     expect(run.dataRecords.map((r) => (r.value as ChangeValue).op)).toEqual(['c', 'd']);
+  });
+
+  it('fails the task, with no heartbeat past it, when a column is added outside the column list while it runs', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`
+      CREATE TABLE users_${n} (id int PRIMARY KEY, name text);
+      CREATE PUBLICATION ${publication} FOR TABLE users_${n} (id, name);`);
+    const run = await start(
+      { tables: `users_${n}`, 'slot.name': slot, 'publication.name': publication },
+      { 'heartbeat.interval.ms': 300 },
+    );
+    await cluster.query(`INSERT INTO users_${n} VALUES (1, 'A')`);
+    await eventually('the first change', () => run.dataRecords.length === 1, { runs: [run] });
+    const altered = await walLsn();
+    await cluster.query(`ALTER TABLE users_${n} ADD COLUMN email text; INSERT INTO users_${n} VALUES (2, 'B', 'b@x');`);
+    await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
+    expect(failure(run).code).toBe('POLL_FAILED');
+    expect(failure(run).message).toContain(
+      `publication "${publication}" leaves column(s) email of public.users_${n} out of its column list`,
+    );
+    expect(failure(run).message).toContain('the offset is not moved past them');
+    expect(run.heartbeats.every((h) => parseLsn(h.sourceOffset.lsn) < parseLsn(altered))).toBe(true);
+  });
+
+  it('fails the task, confirming nothing past it, when the publication stops publishing deletes while it runs', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`CREATE TABLE items_${n} (id int PRIMARY KEY); INSERT INTO items_${n} VALUES (1), (2);`);
+    const run = await start({ tables: `items_${n}`, 'slot.name': slot, 'publication.name': publication });
+    const before = await confirmedLsn(slot);
+    await cluster.query(`ALTER PUBLICATION ${publication} SET (publish = 'insert, update')`);
+    await cluster.query(`DELETE FROM items_${n} WHERE id = 1`);
+    await cluster.query(`INSERT INTO items_${n} VALUES (3)`);
+    await eventually('the insert', () => run.dataRecords.length === 1, { runs: [run] });
+    await run.flush();
+    await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run] });
+    expect(failure(run).message).toContain(
+      `publication "${publication}" no longer publishes delete: those changes of the captured tables are lost; ` +
+        `it must publish insert, update and delete: ALTER PUBLICATION "${publication}" SET (publish = 'insert, update, delete')`,
+    );
+    expect(await confirmedLsn(slot)).toBe(before);
   });
 
   it('refuses a table whose replica identity index lacks the primary key', async () => {
