@@ -104,6 +104,11 @@ export class TrackedFile {
    * the old file until it reopens the path (logrotate's `create` with a postrotate reload).
    */
   private draining: { readPosition: number; quietSince: number } | undefined;
+  /**
+   * The file the path named when the replacement was first seen, opened then: read once the old
+   * one is quiet, even if the path names yet another file by then (it is replaced in its turn).
+   */
+  private next: { handle: FileHandle; stats: { ino: number; dev: number; size: number } } | undefined;
   /** Where the next open starts: the committed position until the file was first opened, then 0. */
   private openAt: FilePosition = START;
   /** The first bytes of the file as read (`headBytes` of them, at most {@link FINGERPRINT_BYTES}). */
@@ -160,7 +165,8 @@ export class TrackedFile {
     // Before reading on, every round (a round that ended on its budget too: under back-pressure
     // the next one can come seconds later): what follows the position in a file truncated and
     // refilled meanwhile is not the next line.
-    if (this.position > 0 && this.rewritten()) this.restart();
+    // readPosition, not position: a first line still without its newline was read too.
+    if (this.readPosition > 0 && this.rewritten()) this.restart();
     if (await this.readLines(out, budget)) return;
     // At the end of the file.
     if (!this.options.follow) {
@@ -180,13 +186,23 @@ export class TrackedFile {
   /** Closes the file for good (the task stops). */
   async close(): Promise<void> {
     const handle = this.handle;
+    const next = this.next;
     this.handle = undefined;
+    this.next = undefined;
     this.done = true;
     await handle?.close();
+    await next?.handle.close();
   }
 
   private async tryOpen(): Promise<boolean> {
-    const from = this.openAt;
+    const opened = await this.openPath();
+    if (opened === undefined) return false;
+    await this.adopt(opened.handle, opened.stats);
+    return true;
+  }
+
+  /** Opens the file the path names now, with its stat; undefined (logged once) while there is none. */
+  private async openPath(): Promise<{ handle: FileHandle; stats: { ino: number; dev: number; size: number } } | undefined> {
     let handle: FileHandle;
     try {
       handle = await open(this.filename, 'r');
@@ -204,12 +220,18 @@ export class TrackedFile {
           `file ${this.filename} does not exist; waiting for it (checked every ${this.options.pollIntervalMs} ms)`,
         );
       }
-      return false;
+      return undefined;
     }
     const stats = await handle.stat().catch(async (e: unknown) => {
       await handle.close();
       throw e;
     });
+    return { handle, stats };
+  }
+
+  /** Reads `handle` from here on: from the committed position when it is that file, else from 0. */
+  private async adopt(handle: FileHandle, stats: { ino: number; dev: number; size: number }): Promise<void> {
+    const from = this.openAt;
     let position = from.position;
     try {
       if (stats.size < position) {
@@ -242,7 +264,6 @@ export class TrackedFile {
       { event: 'file.opened', file: this.filename, position },
       `reading ${this.filename} from byte ${position}`,
     );
-    return true;
   }
 
   /** Reads lines until the budget is spent (returns true) or the end of the file (returns false). */
@@ -313,6 +334,7 @@ export class TrackedFile {
       // not reopened the path yet still writes there, and what it writes after the switch
       // would be lost.
       const now = this.options.clock.now();
+      this.next ??= await this.openPath();
       if (this.draining === undefined || this.draining.readPosition !== this.readPosition) {
         this.draining = { readPosition: this.readPosition, quietSince: now };
         return false;
@@ -321,12 +343,17 @@ export class TrackedFile {
       this.draining = undefined;
       this.emitPartial(out);
       const previous = this.inode;
+      const next = this.next;
+      this.next = undefined;
       this.release();
+      const newInode = next?.stats.ino ?? current.ino;
       this.options.logger.warn(
-        { event: 'file.replaced', file: this.filename, inode: previous, newInode: current.ino, position: this.position },
-        `file ${this.filename} was replaced (inode ${previous} is now ${current.ino}) after byte ${this.position}: reading the new file from the start`,
+        { event: 'file.replaced', file: this.filename, inode: previous, newInode, position: this.position },
+        `file ${this.filename} was replaced (inode ${previous} is now ${newInode}) after byte ${this.position}: reading the new file from the start`,
       );
-      return (await this.tryOpen()) && (await this.readLines(out, budget));
+      if (next) await this.adopt(next.handle, next.stats);
+      else if (!(await this.tryOpen())) return false;
+      return this.readLines(out, budget);
     }
     this.draining = undefined;
     const { size } = await handle.stat();
@@ -375,14 +402,27 @@ export class TrackedFile {
       );
       return true;
     }
-    // The first bytes kept, or as many as the file still has (cut back, but not below the read position).
-    const length = Math.min(this.headBytes, size);
+    // The first bytes kept that were read as lines (or as the partial line): bytes read ahead of
+    // the read position may have changed since without changing what was read, and are read again.
+    const length = Math.min(this.headBytes, this.readPosition);
     if (length === 0) return false;
     const { buffer } = this.options;
     const bytesRead = readSync(fd, buffer, 0, length, 0);
     if (bytesRead === length && buffer.compare(this.head, 0, length, 0, length) === 0) {
-      // The same first bytes: kept only as far as the file has them now.
       this.headBytes = length;
+      return false;
+    }
+    // Only the unfinished last line differs (the lines written are as read): it is read again from
+    // the last whole line, not the whole file (which would write those lines twice).
+    const written = Math.min(length, this.position);
+    if (this.position < this.readPosition && bytesRead >= written && buffer.compare(this.head, 0, written, 0, written) === 0) {
+      this.options.logger.warn(
+        { event: 'file.truncated', file: this.filename, position: this.position },
+        `file ${this.filename} was rewritten after byte ${this.position}: its unfinished last line is read again from there`,
+      );
+      this.readPosition = this.position;
+      this.dropPartial();
+      this.headBytes = written;
       return false;
     }
     this.options.logger.warn(

@@ -429,6 +429,80 @@ describe('file source', () => {
     await task.stop();
   });
 
+  /** A task on `files` polled by hand: `tick(n)` runs n rounds, a poll interval apart; `out` holds every value. */
+  async function polled(files: string[], extra: Partial<FileSourceConfig> = {}) {
+    const { logger, seen } = warnings();
+    const clock = new VirtualClock();
+    const task = new FileSourceTask();
+    await task.start(config(files, extra), {
+      connector: 'files',
+      taskId: 0,
+      clock,
+      logger,
+      offsets: { offset: async () => undefined, offsets: async () => [] },
+    });
+    const out: string[] = [];
+    const tick = async (n = 1) => {
+      for (let i = 0; i < n; i++) {
+        out.push(...(await lastValueFrom(task.poll().pipe(toArray()))).map((r) => String(r.value)));
+        await clock.advanceBy(1000);
+      }
+    };
+    return { task, seen, out, tick };
+  }
+
+  it('reads again from its last whole line a file whose unfinished last line was rewritten, writing no line twice', async () => {
+    const first = join(dir, 'first.log');
+    await writeFile(first, 'aaaa');
+    const a = await polled([first]);
+    await a.tick(2);
+    await writeFile(first, 'bbbbbbbb\nc\n');
+    await a.tick(3);
+    expect(a.out).toEqual(['bbbbbbbb', 'c']);
+    await a.task.stop();
+    const later = join(dir, 'later.log');
+    await writeFile(later, 'x1\naaaa');
+    const b = await polled([later]);
+    await b.tick(2);
+    await writeFile(later, 'x1\nbbbbbbbb\nc\n');
+    await b.tick(3);
+    expect(b.out).toEqual(['x1', 'bbbbbbbb', 'c']);
+    expect(b.seen.map((w) => w.event)).toEqual(['file.truncated']);
+    await b.task.stop();
+  });
+
+  it('reads every file when the path is replaced again while the first replaced one is drained', async () => {
+    const file = join(dir, 'app.log');
+    const writer = await open(file, 'a');
+    await writer.write('a1\n');
+    const p = await polled([file]);
+    await p.tick(1);
+    await rename(file, `${file}.1`);
+    await writeFile(file, 'b1\n');
+    await writer.write('a2\n');
+    await writer.close();
+    await p.tick(1);
+    await rename(file, `${file}.2`);
+    await writeFile(file, 'c1\n');
+    await p.tick(5);
+    expect(p.out).toEqual(['a1', 'a2', 'b1', 'c1']);
+    expect(p.seen.map((w) => w.event)).toEqual(['file.replaced', 'file.replaced']);
+    await p.task.stop();
+  });
+
+  it('reads on without writing lines twice when a file is cut back above the read position and grows again', async () => {
+    const file = join(dir, 'cut.log');
+    await writeFile(file, Array.from({ length: 100 }, (_, i) => `line-${String(i).padStart(3, '0')}\n`).join(''));
+    const p = await polled([file], { 'batch.size': 5 });
+    await p.tick(1);
+    await truncate(file, 100);
+    await appendFile(file, 'XXXXXXXXXX\nnext\n');
+    await p.tick(10);
+    expect(p.out).toEqual([...Array.from({ length: 11 }, (_, i) => `line-${String(i).padStart(3, '0')}`), 'lXXXXXXXXXX', 'next']);
+    expect(p.seen).toEqual([]);
+    await p.task.stop();
+  });
+
   it('reads at most batch.size lines per poll round, taking turns between files', async () => {
     const a = join(dir, 'a.log');
     const b = join(dir, 'b.log');
