@@ -250,12 +250,16 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     });
   }
 
-  /** The captured table `oid` is a partition of (at any depth), by the catalog; undefined when none. */
+  /** The captured table `oid` is a declarative partition of (at any depth), by the catalog; undefined when none. */
   private async capturedAncestor(oid: number): Promise<string | undefined> {
     const { rows } = await (await this.monitor()).query<{ oid: string }>(
+      // Declarative partitions only (relispartition at each step): a table that INHERITS a
+      // captured one is another table, whose changes pgoutput never sends under its parent.
       `WITH RECURSIVE up(relid) AS (
-         SELECT inhparent FROM pg_inherits WHERE inhrelid = $1::oid
-         UNION SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid)
+         SELECT i.inhparent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+           WHERE i.inhrelid = $1::oid AND c.relispartition
+         UNION SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid
+           JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relispartition)
        SELECT relid::text AS oid FROM up`,
       [oid],
     );

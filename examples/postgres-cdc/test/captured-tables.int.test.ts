@@ -118,7 +118,7 @@ describe('postgres-cdc captured tables', () => {
     );
   });
 
-  it('drops the changes of a table created while the task runs in a FOR ALL TABLES publication', async () => {
+  it('drops the changes of a table created while the task runs in a FOR ALL TABLES publication, one that INHERITS a captured table too', async () => {
     const { slot, publication, n } = names();
     await cluster.query(`
       CREATE TABLE a_${n} (id int PRIMARY KEY);
@@ -132,6 +132,9 @@ describe('postgres-cdc captured tables', () => {
       CREATE TABLE staging_${n} (id int PRIMARY KEY);
       BEGIN; INSERT INTO a_${n} VALUES (2); INSERT INTO staging_${n} VALUES (1); INSERT INTO a_${n} VALUES (3); COMMIT;
       INSERT INTO staging_${n} VALUES (2);
+      -- A table that INHERITS the captured one is another table, not a partition of it.
+      CREATE TABLE audit_${n} (note text) INHERITS (a_${n});
+      INSERT INTO audit_${n} VALUES (9, 'x');
       INSERT INTO a_${n} VALUES (4);`);
     const topic = `shop.public.a_${n}`;
     await eventually('four change records', () => run.records(topic).length >= 4, { runs: [run] });
