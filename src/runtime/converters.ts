@@ -71,7 +71,8 @@ function primitiveKind(value: unknown): number {
     case 'number':
       return value - value === 0 ? PLAIN : NEEDS_REPLACER;
     case 'bigint':
-      return NOT_WRITTEN_AS_GIVEN;
+      // The common patch BigInt.prototype.toJSON (to a string) is what JSON.stringify then calls.
+      return typeof (BigInt.prototype as { toJSON?: unknown }).toJSON === 'function' ? PLAIN : NOT_WRITTEN_AS_GIVEN;
     default:
       // A string or boolean; or undefined, a function or a symbol, which JSON.stringify leaves out
       // of an object (and writes as null in an array), as a JavaScript user expects.

@@ -66,6 +66,17 @@ describe('converters', () => {
     expect(() => text({ v: { toJSON: () => ({ big: 1n }) } })).toThrow(
       /the value at key 'big' is the bigint 1n, which JSON\.stringify cannot write/,
     );
+    // With the common BigInt.prototype.toJSON patch, a bigint is written as the patch gives.
+    const prototype = BigInt.prototype as { toJSON?: () => string };
+    prototype.toJSON = function (this: bigint) {
+      return this.toString();
+    };
+    try {
+      expect(text({ n: 10n })).toBe('{"n":"10"}');
+    } finally {
+      delete prototype.toJSON;
+    }
+    expect(() => text({ n: 10n })).toThrow(/\$\.n is the bigint 10n/);
     // Whatever its fields hold: toJSON() decides what is written.
     expect(text({ m: new Map([['a', 1]]), toJSON: () => 'ok' })).toBe('"ok"');
     // Bytes from another realm (a vm context), which instanceof Uint8Array misses.
