@@ -57,6 +57,14 @@ export const postgresCdcConfig = defineConfig({
     description: 'Row changes held between the replication stream and poll(); the stream is paused when it is full.',
   },
   'max.batch.size': { type: configTypes.positiveInt, default: 2048, description: 'Most records one poll round returns.' },
+  'query.timeout.ms': {
+    type: configTypes.positiveInt,
+    default: 30_000,
+    description:
+      "How long the task's checks of the publication and the catalog, and its source-lag query, may take while it runs, " +
+      'opening their connection included. A check that takes longer fails the task (one that hung would hold back ' +
+      'heartbeats and the confirmations to the slot without a word); a lag query that takes longer shows the lag unknown.',
+  },
 });
 
 /** The decoded connector (and task) configuration. */

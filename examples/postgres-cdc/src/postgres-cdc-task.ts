@@ -252,16 +252,18 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
 
   /** The captured table `oid` is a declarative partition of (at any depth), by the catalog; undefined when none. */
   private async capturedAncestor(oid: number): Promise<string | undefined> {
-    const { rows } = await (await this.monitor()).query<{ oid: string }>(
-      // Declarative partitions only (relispartition at each step): a table that INHERITS a
-      // captured one is another table, whose changes pgoutput never sends under its parent.
-      `WITH RECURSIVE up(relid) AS (
+    const { rows } = await this.onMonitor('the catalog lookup of a relation the publication sent', (client) =>
+      client.query<{ oid: string }>(
+        // Declarative partitions only (relispartition at each step): a table that INHERITS a
+        // captured one is another table, whose changes pgoutput never sends under its parent.
+        `WITH RECURSIVE up(relid) AS (
          SELECT i.inhparent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
            WHERE i.inhrelid = $1::oid AND c.relispartition
          UNION SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid
            JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relispartition)
        SELECT relid::text AS oid FROM up`,
-      [oid],
+        [oid],
+      ),
     );
     const ancestors = new Set(rows.map((r) => Number(r.oid)));
     for (const [name, captured] of this.tableOids) if (ancestors.has(captured)) return name;
@@ -274,7 +276,9 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
    * {@link capturedTableChanges}).
    */
   private async checkCapturedTables(): Promise<void> {
-    const problems = await capturedTableChanges(await this.monitor(), this.config['publication.name'], this.tableOids);
+    const problems = await this.onMonitor('the check of the publication', (client) =>
+      capturedTableChanges(client, this.config['publication.name'], this.tableOids),
+    );
     if (problems.length === 0) return;
     throw new TributaryError(
       'POLL_FAILED',
@@ -283,10 +287,54 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     );
   }
 
+  /**
+   * Runs `use` on the plain connection, bounded by `query.timeout.ms`: a check that hung (a lock
+   * held on the catalog, a server that stopped answering) would hold back heartbeats and the
+   * confirmations to the slot without a word. After a timeout the connection is dropped, so that
+   * nothing queues behind the query that hung, and opened again at the next ask.
+   */
+  private async onMonitor<T>(what: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+    const timeoutMs = this.config['query.timeout.ms'];
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const work = this.monitor().then(use);
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(
+          new TributaryError(
+            'POLL_FAILED',
+            `PostgreSQL CDC on ${describeServer(this.config)}: ${what} did not answer within query.timeout.ms ` +
+              `(${timeoutMs} ms); its connection was closed. A lock held on the catalog or a server that stopped ` +
+              'answering are the usual causes; raise query.timeout.ms if the server is only slow.',
+          ),
+        );
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([work, expired]);
+    } finally {
+      clearTimeout(timer);
+      if (timedOut) {
+        // Settled later, or never: nobody waits for it any more.
+        work.catch(() => {});
+        const client = this.lagClient;
+        this.lagClient = undefined;
+        client?.end().catch(() => {});
+      }
+    }
+  }
+
   /** The plain connection for checks and lag, opened when first needed and again after it broke. */
   private async monitor(): Promise<pg.Client> {
     if (this.lagClient === undefined) {
-      const client = new pg.Client(clientConfig(this.config));
+      const timeoutMs = this.config['query.timeout.ms'];
+      // The server gives up on a statement too (a wait for a lock), and a connect that hangs is cut.
+      const client = new pg.Client({
+        ...clientConfig(this.config),
+        connectionTimeoutMillis: timeoutMs,
+        statement_timeout: timeoutMs,
+      });
       // An idle connection that breaks is opened again at the next ask.
       client.on('error', () => {
         if (this.lagClient === client) this.lagClient = undefined;
@@ -327,12 +375,14 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
    * (`flush_lag` of the slot's WAL sender). Unknown (undefined) when the slot is gone.
    */
   override async sourceLag(): Promise<SourceLag | undefined> {
-    const { rows } = await (await this.monitor()).query<{ bytes: string | null; lag_ms: string | null }>(
-      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint::text AS bytes,
+    const { rows } = await this.onMonitor('the source lag query', (client) =>
+      client.query<{ bytes: string | null; lag_ms: string | null }>(
+        `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint::text AS bytes,
               (EXTRACT(EPOCH FROM r.flush_lag) * 1000)::bigint::text AS lag_ms
          FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
         WHERE s.slot_name = $1`,
-      [this.partition.slot],
+        [this.partition.slot],
+      ),
     );
     const row = rows[0];
     if (row?.bytes === null || row?.bytes === undefined) return undefined;

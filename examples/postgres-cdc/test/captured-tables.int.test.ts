@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { TributaryError } from 'tributary-connect';
 import { MockRuntime } from 'tributary-connect/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -306,6 +307,36 @@ describe('postgres-cdc captured tables', () => {
       `publication "${publication}" no longer publishes delete: those changes of the captured tables are lost; ` +
         `it must publish insert, update and delete: ALTER PUBLICATION "${publication}" SET (publish = 'insert, update, delete')`,
     );
+    expect(await confirmedLsn(slot)).toBe(before);
+  });
+
+  it('fails the task, confirming nothing, when a check of the publication does not answer within query.timeout.ms', async () => {
+    const { slot, publication, n } = names();
+    await cluster.query(`CREATE TABLE slow_${n} (id int PRIMARY KEY)`);
+    const run = await start({
+      tables: `slow_${n}`,
+      'slot.name': slot,
+      'publication.name': publication,
+      'query.timeout.ms': 1000,
+    });
+    const before = await confirmedLsn(slot);
+    await cluster.query(`INSERT INTO slow_${n} VALUES (1)`);
+    await eventually('the change', () => run.dataRecords.length === 1, { runs: [run] });
+    // The check before the confirmation reads pg_publication: held locked, it waits.
+    const locker = new pg.Client({ connectionString: cluster.connectionString() });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE pg_catalog.pg_publication IN ACCESS EXCLUSIVE MODE');
+      const flushed = run.flush();
+      await eventually('the task to fail', () => run.status.state === 'FAILED', { runs: [run], timeoutMs: 10_000 });
+      await flushed.catch(() => {});
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    expect(failure(run).code).toBe('POLL_FAILED');
+    expect(failure(run).message).toContain('the check of the publication did not answer within query.timeout.ms (1000 ms)');
     expect(await confirmedLsn(slot)).toBe(before);
   });
 

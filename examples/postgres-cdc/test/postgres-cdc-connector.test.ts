@@ -22,6 +22,7 @@ describe('PostgresCdcConnector', () => {
       'publication.create': true,
       'max.queue.size': 8192,
       'max.batch.size': 2048,
+      'query.timeout.ms': 30_000,
     });
   });
 
