@@ -8,10 +8,15 @@
  * means the same batching settings. One delivery report per record is counted (as the sender
  * gets); a full local queue is waited out with poll(). No offsets, no records, no runtime. With
  * --opaque (bench/run.ts passes it under BENCH_RAW_OPAQUE=1) each record carries an opaque (its
- * number), as the sender's records do, to measure what that costs.
+ * number), as the sender's records do, to measure what that costs. --max-in-flight=N: at most N
+ * records handed over and not yet reported (bench/run.ts passes Tributary's default
+ * task.max.in.flight.records), so that the loop pays for its delivery reports while it writes, as
+ * a producer that runs for days must; 0 leaves only librdkafka's own queue limit, which lets the
+ * loop queue most of the file and take the reports after the records are in the topic (outside
+ * the steady window).
  *
  * Built into bench/.work/build by bench/lib/build.ts and started by bench/contenders/librdkafka-raw.ts:
- *   node librdkafka-raw-producer.js --bootstrap=H:P --topic=T --file=F [--set=producer.key=value ...] [--opaque]
+ *   node librdkafka-raw-producer.js --bootstrap=H:P --topic=T --file=F --max-in-flight=N [--set=producer.key=value ...] [--opaque]
  * Exits 0 once every record is reported delivered, 1 if any failed. On SIGTERM it stops reading,
  * waits for what it has handed over and exits the same way (the harness's time-bounded runs).
  */
@@ -25,6 +30,11 @@ const READ_BYTES = 64 * 1024;
 const QUEUE_FULL = -184;
 /** --opaque (BENCH_RAW_OPAQUE=1 for bench/run.ts): an opaque per record, as the sender passes. */
 const withOpaque = process.argv.includes('--opaque');
+/** --max-in-flight=N: records handed over and not yet reported, at most (0: librdkafka's queue only). */
+const maxInFlight = Number(option('max-in-flight'));
+if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 0) {
+  throw new Error(`--max-in-flight must be a whole number >= 0, got '${option('max-in-flight')}'`);
+}
 
 function option(name: string): string {
   const v = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -84,8 +94,9 @@ async function main(): Promise<void> {
   producer.setPollInterval(5);
   const reported = (): Promise<void> => new Promise<void>((r) => (wake = r));
 
-  /** Hands a line to librdkafka; false when its queue is full. */
+  /** Hands a line to librdkafka; false when its queue is full or the in-flight bound is reached. */
   const tryProduce = (value: Buffer): boolean => {
+    if (maxInFlight > 0 && handed - delivered >= maxInFlight) return false;
     try {
       // --opaque: an opaque per record, as a sender needs to tell its records' reports apart (the
       // binding keeps each in a V8 persistent handle until its report): what that costs.
