@@ -1,3 +1,4 @@
+import * as t from 'io-ts';
 import { ConfigError, type ConfigType, configTypes, defineConfig } from 'tributary-connect';
 
 /**
@@ -58,7 +59,8 @@ export const postgresCdcConfig = defineConfig({
   },
   'max.batch.size': { type: configTypes.positiveInt, default: 2048, description: 'Most records one poll round returns.' },
   'query.timeout.ms': {
-    type: configTypes.positiveInt,
+    // Node's timers take at most 2^31 - 1 ms; a larger delay fires at once.
+    type: t.refinement(configTypes.int, (n) => n >= 1 && n <= 2_147_483_647, 'integer from 1 to 2147483647'),
     default: 30_000,
     description:
       "How long the task's checks of the publication and the catalog, and its source-lag query, may take while it runs, " +

@@ -15,6 +15,7 @@ import { type CdcOffset, type CdcPartition, cdcOffsets } from './cdc-offsets.js'
 import { ChangeDecoder, type RowChange } from './change-decoder.js';
 import { clientConfig, describeServer } from './client-config.js';
 import { formatLsn, maxLsn, parseLsn } from './lsn.js';
+import { MonitorConnection } from './monitor-connection.js';
 import type { PostgresCdcConfig } from './postgres-cdc-config.js';
 import { prepareReplication } from './prepare-replication.js';
 import { capturedTableChanges } from './published-tables.js';
@@ -91,8 +92,10 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
   private lastOffsetLsn = 0n;
   /** The LSN confirmed to the slot: the committed offset's, only ever moving forward. */
   private confirmed = 0n;
-  /** A plain connection for the source-lag query and the captured-tables check, opened when first needed. */
-  private lagClient: pg.Client | undefined;
+  /** A plain connection for the checks of the publication and the catalog while the task runs. */
+  private checkConnection!: MonitorConnection;
+  /** Another for the source-lag query: one that is slow holds back no check. */
+  private lagConnection!: MonitorConnection;
   /** Relation OID of each captured `schema.table`, as checked at start. */
   private tableOids: ReadonlyMap<string, number> = new Map();
   /** The confirmation under way (checked, then sent): `stop()` waits for it. */
@@ -109,6 +112,9 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     this.context = context;
     this.partition = { slot: config['slot.name'] };
     const server = describeServer(config);
+    const monitor = { client: clientConfig(config), timeoutMs: config['query.timeout.ms'], server };
+    this.checkConnection = new MonitorConnection(monitor);
+    this.lagConnection = new MonitorConnection(monitor);
     const committed = await context.offsets.offset(this.partition);
 
     const admin = new pg.Client(clientConfig(config));
@@ -252,7 +258,7 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
 
   /** The captured table `oid` is a declarative partition of (at any depth), by the catalog; undefined when none. */
   private async capturedAncestor(oid: number): Promise<string | undefined> {
-    const { rows } = await this.onMonitor('the catalog lookup of a relation the publication sent', (client) =>
+    const { rows } = await this.checkConnection.run('the catalog lookup of a relation the publication sent', (client) =>
       client.query<{ oid: string }>(
         // Declarative partitions only (relispartition at each step): a table that INHERITS a
         // captured one is another table, whose changes pgoutput never sends under its parent.
@@ -276,7 +282,7 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
    * {@link capturedTableChanges}).
    */
   private async checkCapturedTables(): Promise<void> {
-    const problems = await this.onMonitor('the check of the publication', (client) =>
+    const problems = await this.checkConnection.run('the check of the publication', (client) =>
       capturedTableChanges(client, this.config['publication.name'], this.tableOids),
     );
     if (problems.length === 0) return;
@@ -285,64 +291,6 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
       `PostgreSQL CDC on ${describeServer(this.config)}: the publication changed while the task ran: ${problems.join('; ')}. ` +
         'Changes of the captured tables since then may be missing from the records, and the offset is not moved past them.',
     );
-  }
-
-  /**
-   * Runs `use` on the plain connection, bounded by `query.timeout.ms`: a check that hung (a lock
-   * held on the catalog, a server that stopped answering) would hold back heartbeats and the
-   * confirmations to the slot without a word. After a timeout the connection is dropped, so that
-   * nothing queues behind the query that hung, and opened again at the next ask.
-   */
-  private async onMonitor<T>(what: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-    const timeoutMs = this.config['query.timeout.ms'];
-    let timer: NodeJS.Timeout | undefined;
-    let timedOut = false;
-    const work = this.monitor().then(use);
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = true;
-        reject(
-          new TributaryError(
-            'POLL_FAILED',
-            `PostgreSQL CDC on ${describeServer(this.config)}: ${what} did not answer within query.timeout.ms ` +
-              `(${timeoutMs} ms); its connection was closed. A lock held on the catalog or a server that stopped ` +
-              'answering are the usual causes; raise query.timeout.ms if the server is only slow.',
-          ),
-        );
-      }, timeoutMs);
-    });
-    try {
-      return await Promise.race([work, expired]);
-    } finally {
-      clearTimeout(timer);
-      if (timedOut) {
-        // Settled later, or never: nobody waits for it any more.
-        work.catch(() => {});
-        const client = this.lagClient;
-        this.lagClient = undefined;
-        client?.end().catch(() => {});
-      }
-    }
-  }
-
-  /** The plain connection for checks and lag, opened when first needed and again after it broke. */
-  private async monitor(): Promise<pg.Client> {
-    if (this.lagClient === undefined) {
-      const timeoutMs = this.config['query.timeout.ms'];
-      // The server gives up on a statement too (a wait for a lock), and a connect that hangs is cut.
-      const client = new pg.Client({
-        ...clientConfig(this.config),
-        connectionTimeoutMillis: timeoutMs,
-        statement_timeout: timeoutMs,
-      });
-      // An idle connection that breaks is opened again at the next ask.
-      client.on('error', () => {
-        if (this.lagClient === client) this.lagClient = undefined;
-      });
-      await client.connect();
-      this.lagClient = client;
-    }
-    return this.lagClient;
   }
 
   /**
@@ -375,7 +323,7 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
    * (`flush_lag` of the slot's WAL sender). Unknown (undefined) when the slot is gone.
    */
   override async sourceLag(): Promise<SourceLag | undefined> {
-    const { rows } = await this.onMonitor('the source lag query', (client) =>
+    const { rows } = await this.lagConnection.run('the source lag query', (client) =>
       client.query<{ bytes: string | null; lag_ms: string | null }>(
         `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint::text AS bytes,
               (EXTRACT(EPOCH FROM r.flush_lag) * 1000)::bigint::text AS lag_ms
@@ -395,9 +343,7 @@ export class PostgresCdcTask extends SourceTask<CdcPartition, CdcOffset, Postgre
     await this.confirming;
     await this.stream?.close();
     this.stream = undefined;
-    const client = this.lagClient;
-    this.lagClient = undefined;
-    await client?.end().catch(() => {});
+    await Promise.all([this.checkConnection?.close(), this.lagConnection?.close()]);
   }
 
   private toRecord(change: RowChange): SourceRecord<CdcPartition, CdcOffset> {
