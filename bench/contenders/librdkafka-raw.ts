@@ -49,7 +49,7 @@ export function librdkafkaRaw(settings: BenchSettings, script: string, nodeOptio
       `@confluentinc/kafka-javascript Producer.produce() per line of the file (64 KiB reads, lines as Buffer slices, null key${opaque ? ', an opaque per record as the sender passes (BENCH_RAW_OPAQUE=1)' : ''}), one delivery report each, polled every 5 ms`,
       maxInFlight === 0
         ? "no bound on the records waiting for their delivery reports but librdkafka's queue (BENCH_RAW_UNBOUNDED=1): the loop queues most of the file and takes the reports after the steady window"
-        : `at most ${maxInFlight.toLocaleString('en-US')} records handed over and not yet reported (Tributary's default task.max.in.flight.records), so that it takes its delivery reports while it writes`,
+        : `no new 64 KiB read while ${maxInFlight.toLocaleString('en-US')} records are handed over and not yet reported (Tributary's default task.max.in.flight.records, which its runner checks per poll round), so that it takes its delivery reports while it writes`,
       `librdkafka settings = those of Tributary's sender=librdkafka for the same producer.* (librdkafkaConfig in src/kafka/librdkafka-sender.ts): acks=all, ` +
         `max.in.flight=${p.maxInFlight}, enable.idempotence=${p.idempotence}, linger.ms=${p.lingerMs}, compression none, batch.size=${p.tributaryBatchBytes}`,
       `Node ${process.version}${nodeOptions.length > 0 ? ` ${nodeOptions.join(' ')}` : ''}`,
