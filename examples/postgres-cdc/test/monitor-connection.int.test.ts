@@ -1,4 +1,4 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresCdcConfig } from '../src/index.js';
@@ -140,6 +140,138 @@ describe('MonitorConnection', () => {
     } finally {
       for (const s of held) s.destroy();
       await new Promise<void>((r) => silent.close(() => r()));
+    }
+  });
+});
+
+/** A TCP server that accepts connections and never answers; `closed` counts the ones the client closed. */
+async function silentServer(): Promise<{ port: number; closed(): number; stop(): Promise<void> }> {
+  const held: Socket[] = [];
+  let closed = 0;
+  const server: Server = createServer((socket) => {
+    held.push(socket);
+    // Read (and drop) what the client sends, so that its closing shows as 'end' and 'close'.
+    socket.resume();
+    socket.on('close', () => closed++);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as { port: number }).port,
+    closed: () => closed,
+    async stop() {
+      for (const s of held) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Forwards to the cluster until `freeze()`, then passes nothing on either way (a server that stopped answering). */
+async function freezingProxy(): Promise<{ port: number; freeze(): void; clientClosed(): number; stop(): Promise<void> }> {
+  const target = new URL(cluster.connectionString());
+  const pairs: Array<[Socket, Socket]> = [];
+  let frozen = false;
+  let clientClosed = 0;
+  // Half-open allowed: a client's end is not answered by closing, as a frozen server would not.
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    pairs.push([client, upstream]);
+    client.on('close', () => clientClosed++);
+    client.on('data', (d) => {
+      if (!frozen) upstream.write(d);
+    });
+    upstream.on('data', (d) => {
+      if (!frozen) client.write(d);
+    });
+    // Frozen: the far side neither answers nor closes.
+    client.on('end', () => {
+      if (!frozen) upstream.end();
+    });
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze: () => {
+      frozen = true;
+    },
+    clientClosed: () => clientClosed,
+    async stop() {
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describe('MonitorConnection, a server that never answers', () => {
+  it('fails a use that joined the opening of another that timed out naming that one, not with pg’s error', async () => {
+    const silent = await silentServer();
+    try {
+      const monitor = new MonitorConnection({
+        client: { host: '127.0.0.1', port: silent.port, user: 'postgres', database: 'postgres' },
+        timeoutMs: 500,
+        server: 'silent',
+      });
+      const a = monitor.run('a', publications);
+      await new Promise((r) => setTimeout(r, 200));
+      const b = monitor.run('b', publications);
+      await expect(a).rejects.toThrow(/a did not answer within query.timeout.ms/);
+      await expect(b).rejects.toMatchObject({
+        code: 'POLL_FAILED',
+        message: expect.stringContaining('b failed because its connection was closed: a, which ran on the same connection'),
+      });
+      await monitor.close();
+    } finally {
+      await silent.stop();
+    }
+  });
+});
+
+describe('MonitorConnection.close()', () => {
+  it('ends a connection still opening at once, and the use waiting for it fails saying the task is stopping', async () => {
+    const silent = await silentServer();
+    try {
+      const monitor = new MonitorConnection({
+        client: { host: '127.0.0.1', port: silent.port, user: 'postgres', database: 'postgres' },
+        timeoutMs: 30_000,
+        server: 'silent',
+      });
+      const use = monitor.run('the check of the publication', publications);
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      await monitor.close();
+      await expect(use).rejects.toThrow(/the task is stopping/);
+      expect(Date.now() - started).toBeLessThan(1500);
+      await until('the socket closed', async () => silent.closed() === 1);
+    } finally {
+      await silent.stop();
+    }
+  });
+
+  it('closes the socket of an idle connection whose server stopped answering within about a second', async () => {
+    const proxy = await freezingProxy();
+    try {
+      const target = new URL(cluster.connectionString());
+      const monitor = new MonitorConnection({
+        client: { host: '127.0.0.1', port: proxy.port, user: target.username || 'postgres', database: 'postgres' },
+        timeoutMs: 30_000,
+        server: 'proxied',
+      });
+      await monitor.run('a first query', (c) => c.query('SELECT 1'));
+      // This process's sockets: the connection's, and the proxy's two for it among them.
+      const sockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+      const open = sockets();
+      proxy.freeze();
+      const started = Date.now();
+      await monitor.close();
+      expect(Date.now() - started).toBeLessThan(2500);
+      // pg's end() only half-closes and waits for the server, which never closes here.
+      await until("the connection's socket gone", async () => sockets() === open - 1);
+    } finally {
+      await proxy.stop();
     }
   });
 });
