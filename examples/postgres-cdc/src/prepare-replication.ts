@@ -3,7 +3,7 @@ import { ConfigError, type Logger, TributaryError } from 'tributary-connect';
 import type { CdcOffset } from './cdc-offsets.js';
 import { formatLsn, parseLsn } from './lsn.js';
 import { type PostgresCdcConfig, parseTables, qualifiedName, type TableName } from './postgres-cdc-config.js';
-import { readPublishedTables } from './published-tables.js';
+import { readPublication, readPublishedTables } from './published-tables.js';
 
 /** What {@link prepareReplication} found out: where to start and how to key each table. */
 export interface ReplicationPlan {
@@ -20,15 +20,6 @@ export interface ReplicationPlan {
 }
 
 /** The flags of a publication that decide what it sends. */
-interface PublicationRow {
-  insert: boolean;
-  update: boolean;
-  delete: boolean;
-  truncate: boolean;
-  /** `publish_via_partition_root` (PostgreSQL 13+; null before). */
-  viaroot: boolean | null;
-}
-
 /** What the catalog says about a captured table. */
 interface TableInfo {
   readonly oid: number;
@@ -259,13 +250,7 @@ async function ensurePublication(
   fail: (message: string) => TributaryError,
 ): Promise<{ tableOids: Map<string, number>; otherRelations: Set<number> }> {
   const quoted = pg.escapeIdentifier(publication);
-  const { rows: pubs } = await admin.query<PublicationRow>(
-    `SELECT pubinsert AS insert, pubupdate AS update, pubdelete AS delete, pubtruncate AS truncate,
-            (to_jsonb(p) ->> 'pubviaroot')::boolean AS viaroot
-       FROM pg_publication p WHERE pubname = $1`,
-    [publication],
-  );
-  const pub = pubs[0];
+  const pub = await readPublication(admin, publication);
   if (!pub) {
     if (!create) throw fail(`publication "${publication}" does not exist and publication.create is false`);
     const list = tables.map((t) => `${pg.escapeIdentifier(t.schema)}.${pg.escapeIdentifier(t.table)}`).join(', ');

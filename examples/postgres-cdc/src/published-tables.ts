@@ -31,6 +31,27 @@ export async function readPublishedTables(client: pg.Client, publication: string
   return rows.map((r) => ({ name: r.name, oid: Number(r.oid), rowFilter: r.rowfilter, columns: r.attnames }));
 }
 
+/** What a publication publishes, from `pg_publication`. */
+export interface PublicationRow {
+  readonly insert: boolean;
+  readonly update: boolean;
+  readonly delete: boolean;
+  readonly truncate: boolean;
+  /** `publish_via_partition_root` (PostgreSQL 13+; null before). */
+  readonly viaroot: boolean | null;
+}
+
+/** The publication's row, undefined when there is none by that name. */
+export async function readPublication(client: pg.Client, publication: string): Promise<PublicationRow | undefined> {
+  const { rows } = await client.query<PublicationRow>(
+    `SELECT pubinsert AS insert, pubupdate AS update, pubdelete AS delete, pubtruncate AS truncate,
+            (to_jsonb(p) ->> 'pubviaroot')::boolean AS viaroot
+       FROM pg_publication p WHERE pubname = $1`,
+    [publication],
+  );
+  return rows[0];
+}
+
 /**
  * Runs again, while the task runs, the start checks that decide whether the publication still
  * sends every change of each captured table whole:
@@ -64,19 +85,7 @@ export async function capturedTableChanges(
         : `table ${name} in publication "${publication}" is relation OID ${current}, not the relation OID ${oid} captured at start: it was dropped and re-created, or swapped by renames; ${readd(name)}`,
     );
   }
-  const { rows: pubs } = await client.query<{
-    insert: boolean;
-    update: boolean;
-    delete: boolean;
-    truncate: boolean;
-    viaroot: boolean | null;
-  }>(
-    `SELECT pubinsert AS insert, pubupdate AS update, pubdelete AS delete, pubtruncate AS truncate,
-            (to_jsonb(p) ->> 'pubviaroot')::boolean AS viaroot
-       FROM pg_publication p WHERE pubname = $1`,
-    [publication],
-  );
-  const pub = pubs[0];
+  const pub = await readPublication(client, publication);
   if (!pub) return problems;
   const left = (['insert', 'update', 'delete'] as const).filter((op) => !pub[op]);
   if (left.length > 0) {
