@@ -13,6 +13,7 @@ import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics
 import { FORWARDED_HEADER, forwardRequest } from '../rest/leader-forwarding.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { warnExpiringCertificates } from '../runtime/certificate-validity.js';
 import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { DistributedHerder } from '../runtime/distributed/distributed-herder.js';
 import { resolveDistributedSettings } from '../runtime/distributed/distributed-settings.js';
@@ -95,6 +96,10 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
 
   const adapters = await inFile(where, async () => kafkaAdapters(config, logger));
+  // Key stores within 14 days of their notAfter: a WARN now (the Kafka clients' were warned about
+  // as they were resolved), their seconds left in /metrics, and a note in /health.
+  warnExpiringCertificates(logger, restOptions.tls?.certificates ?? [], Date.now());
+  metrics.watchCertificates([...adapters.certificates, ...(restOptions.tls?.certificates ?? [])]);
   const brokers = (config['bootstrap.servers'] ?? '')
     .split(',')
     .map((s) => s.trim())

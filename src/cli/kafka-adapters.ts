@@ -14,6 +14,7 @@ import { kafkajsClientOptions, resolveProducerConfig } from '../kafka/producer-c
 import { type ResolvedKafkaSecurity, resolveKafkaSecurity, securityLayers } from '../kafka/security-config.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicCreatingSender } from '../kafka/topic-creating-sender.js';
+import { type CertificateValidity, distinctCertificates, warnExpiringCertificates } from '../runtime/certificate-validity.js';
 import type { KnownKeys } from '../runtime/config-keys.js';
 import { escapeRegExp } from '../runtime/connector-config.js';
 import { transactionalId, workerExactlyOnce } from '../runtime/exactly-once-settings.js';
@@ -62,6 +63,12 @@ export type KafkaAdapters = Pick<
   check(): Promise<void>;
   /** The worker-level security settings (offsets topic, cluster id), resolved. */
   readonly security: ResolvedKafkaSecurity;
+  /**
+   * The certificates of the key stores of the worker, the admin client and the producers
+   * (`ssl.keystore.*`, `admin.ssl.keystore.*`, `producer.ssl.keystore.*`), each once; those that
+   * expire within 14 days were warned about (`certificate.expiring`).
+   */
+  readonly certificates: readonly CertificateValidity[];
   close(): Promise<void>;
 };
 
@@ -76,7 +83,12 @@ export type KafkaAdapters = Pick<
  * every client; `admin.<key>` overrides them for the admin client, `producer.<key>` and a
  * connector's `producer.override.<key>` for producers.
  */
-export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: Logger): KafkaAdapters {
+export function kafkaAdapters(
+  config: Readonly<Record<string, string>>,
+  logger: Logger,
+  options: { readonly now?: () => number } = {},
+): KafkaAdapters {
+  const now = options.now ?? Date.now;
   const brokers = (config['bootstrap.servers'] ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -91,11 +103,24 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
   // fails the transaction, and the task, loudly.
   const transactionalLogCreator = logCreator;
   const clientId = config['client.id'] ?? 'tributary';
-  const workerSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'worker' }));
-  const adminSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'admin' }));
+  const workerSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'worker' }), { now });
+  const adminSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'admin' }), { now });
   for (const warning of new Set([...workerSecurity.warnings, ...adminSecurity.warnings])) {
     logger.warn({ event: 'security.config' }, warning);
   }
+  // The producers' key store as the worker gives it; a connector's producer.override.* may still
+  // complete it (a SASL login), so what does not resolve alone is left to the task's start.
+  let producerSecurity: ResolvedKafkaSecurity | undefined;
+  try {
+    producerSecurity = resolveKafkaSecurity(securityLayers(config, { kind: 'producer' }), { now });
+  } catch {
+    producerSecurity = undefined;
+  }
+  const certificates = distinctCertificates(
+    [workerSecurity, adminSecurity, producerSecurity].flatMap((s) => s?.tls?.keyStoreCertificates ?? []),
+  );
+  const certificateKey = (c: CertificateValidity) => JSON.stringify([c.store, c.file, c.position, c.notAfter]);
+  const warnedCertificates = new Set(warnExpiringCertificates(logger, certificates, now()).map(certificateKey));
   const kafka = new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator, ...kafkajsSecurityOptions(workerSecurity) });
   const adminKafka = new Kafka({
     clientId,
@@ -180,11 +205,12 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
               global: kafkaStore,
             }),
     security: workerSecurity,
+    certificates,
     async check() {
       // A broker that is away is left to the clients' own retries, as before; security fails here.
-      await checkKafkaConnection(brokers, workerSecurity, 'worker', { onlySecurity: true });
+      await checkKafkaConnection(brokers, workerSecurity, 'worker', { onlySecurity: true, now });
       if (JSON.stringify(adminSecurity) !== JSON.stringify(workerSecurity)) {
-        await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)', { onlySecurity: true });
+        await checkKafkaConnection(brokers, adminSecurity, 'admin client (admin.*)', { onlySecurity: true, now });
       }
     },
     checkClientConfig(connectorConfig) {
@@ -192,7 +218,7 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       // worker's producer.* (whose own mistakes stopped the worker's start).
       return [
         ...configProblems(() => resolveProducerConfig(config, connectorConfig)),
-        ...configProblems(() => resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }))),
+        ...configProblems(() => resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }), { now })),
       ].map((message) => ({ key: problemKey(message, connectorConfig), message }));
     },
     async createSender({ connector, taskId, connectorConfig, exactlyOnce: transactional, offsetStore: taskStore }) {
@@ -200,10 +226,16 @@ export function kafkaAdapters(config: Readonly<Record<string, string>>, logger: 
       const offsetRecords = taskStore instanceof ConnectorOffsetStore ? taskStore : kafkaStore;
       const producer = resolveProducerConfig(config, connectorConfig, { connector, task: taskId });
       for (const warning of producer.warnings) logger.warn({ connector, task: taskId, event: 'producer.config' }, warning);
-      const security = resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }));
+      const security = resolveKafkaSecurity(securityLayers(config, { kind: 'producer', connectorConfig }), { now });
       for (const warning of security.warnings) logger.warn({ connector, task: taskId, event: 'security.config' }, warning);
+      // A connector's own key store (producer.override.ssl.keystore.*), warned about once.
+      const unwarned = (security.tls?.keyStoreCertificates ?? []).filter((c) => !warnedCertificates.has(certificateKey(c)));
+      for (const c of warnExpiringCertificates(logger.child({ connector, task: taskId }), unwarned, now())) {
+        warnedCertificates.add(certificateKey(c));
+      }
       await checkKafkaConnection(brokers, security, `producer of connector '${connector}' task ${taskId}`, {
         onlySecurity: true,
+        now,
       });
       let sender: RecordSender;
       if (transactional && topicCreation && topicCreationSettings(connectorConfig) !== null) {

@@ -12,6 +12,7 @@ import { MetricsServer } from '../metrics/metrics-server.js';
 import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
+import { warnExpiringCertificates } from '../runtime/certificate-validity.js';
 import { KAFKA_CONNECT_WORKER_KEYS } from '../runtime/config-keys.js';
 import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { maskUrlPasswords } from '../runtime/connector-config.js';
@@ -102,6 +103,10 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   for (const warning of keyWarnings) logger.warn({ event: 'config.unknown.key' }, warning);
   const connectors = await Promise.all(options.connectorConfigPaths.map((p) => readConnectorFile(p)));
   const kafka = config['bootstrap.servers'] ? await inFile(where, async () => kafkaAdapters(config, logger)) : undefined;
+  // Key stores within 14 days of their notAfter: a WARN now (the Kafka clients' were warned about
+  // as they were resolved), their seconds left in /metrics, and a note in /health.
+  warnExpiringCertificates(logger, restOptions?.tls?.certificates ?? [], Date.now());
+  metrics.watchCertificates([...(kafka?.certificates ?? []), ...(restOptions?.tls?.certificates ?? [])]);
   if (!kafka) {
     const ignored = embeddedIgnoredKeys(config);
     if (ignored.length > 0) {

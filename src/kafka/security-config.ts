@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { ConfigError } from '../api/errors.js';
+import { type CertificateValidity, certificateDateProblem } from '../runtime/certificate-validity.js';
 
 /**
  * Every security setting name a Kafka client of Tributary reads, as Kafka names them; each is
@@ -97,6 +98,11 @@ export interface ResolvedTls {
   readonly pkcs12: { readonly location: string; readonly data: Buffer; readonly password: string } | undefined;
   /** False when `ssl.endpoint.identification.algorithm` is empty: the broker's host name is not checked. */
   readonly verifyHostname: boolean;
+  /**
+   * The key store's certificates (the chain presented, the key's own first) with their dates:
+   * every one was valid when resolved; empty without a key store.
+   */
+  readonly keyStoreCertificates: readonly CertificateValidity[];
 }
 
 /** SASL settings of a client. The password never appears in messages or logs. */
@@ -130,6 +136,12 @@ export interface SecurityLayer {
   readonly prefix: string;
   /** A prefix whose keys are not part of this layer (e.g. `producer.override.` under `producer.`). */
   readonly skip?: string;
+}
+
+/** Options of {@link resolveKafkaSecurity}. */
+export interface ResolveSecurityOptions {
+  /** The time the key store's certificates must be valid at, epoch milliseconds; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** Which client the settings are for, with the layers Kafka Connect reads for it. */
@@ -175,8 +187,13 @@ export function securityLayers(workerConfig: Readonly<Record<string, string>>, c
  *   empty turns that off.
  * - JKS stores (Kafka's default type when a location is given without a type) are errors that
  *   say how to convert them.
+ * - A key store's certificate past its `notAfter` or before its `notBefore` (at `options.now`)
+ *   is an error naming the file, the subject and both dates: no peer would accept it, and it
+ *   would otherwise surface as a refused handshake. Their dates are in
+ *   {@link ResolvedTls.keyStoreCertificates}, for the warning of one that expires soon.
  *
  * @param layers The settings, lowest precedence first (see {@link securityLayers}).
+ * @param options `now`, the time the certificates are checked at.
  * @returns The resolved settings; files are read here, once.
  * @throws ConfigError listing every problem with its key (never a password's value).
  *
@@ -192,7 +209,11 @@ export function securityLayers(workerConfig: Readonly<Record<string, string>>, c
  * security.sasl?.mechanism; // 'SCRAM-SHA-512'
  * ```
  */
-export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): ResolvedKafkaSecurity {
+export function resolveKafkaSecurity(
+  layers: readonly SecurityLayer[],
+  options: ResolveSecurityOptions = {},
+): ResolvedKafkaSecurity {
+  const now = options.now ?? Date.now;
   const problems: string[] = [];
   const warnings: string[] = [];
   /** key -> [value, key as written] */
@@ -339,9 +360,17 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
       if (problem === 'wrong-or-undecodable') return `wrong ${passwordKey}, or a key this OpenSSL cannot decode (${message})`;
       return `it is encrypted: set ${passwordKey}${givenPassword === '' ? ' (it is empty)' : ''}`;
     };
+    let keyStoreCertificates: CertificateValidity[] = [];
     if (pkcs12 !== undefined) {
       try {
-        createSecureContext({ pfx: pkcs12.data, passphrase: pkcs12.password });
+        const context = createSecureContext({ pfx: pkcs12.data, passphrase: pkcs12.password });
+        const storeKey = nameOf('ssl.keystore.location');
+        const chain = pkcs12Chain(context);
+        if (chain === undefined) {
+          warnings.push(
+            `${storeKey}: the validity dates of the certificate in ${pkcs12.location} cannot be read on this Node version, so an expired one is found only by the broker (give the key store as PEM to have them checked)`,
+          );
+        } else keyStoreCertificates = validities(chain, storeKey, pkcs12.location);
       } catch (e) {
         const message = (e as Error).message;
         const problem = keyPasswordProblem(message, false, pkcs12.password);
@@ -374,12 +403,43 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
           const mismatch = leafKeyMismatch(cert, privateKey);
           if (mismatch !== undefined)
             problems.push(`${chainName}: cannot use the certificate chain with the private key: ${mismatch}`);
+          else {
+            const chain = pemBlocks(cert, /^CERTIFICATE$/).map((pem) => new X509Certificate(pem));
+            keyStoreCertificates = validities(
+              chain,
+              chainName,
+              location === undefined ? '' : (value('ssl.keystore.location') ?? '').trim(),
+            );
+          }
         } catch (e) {
           problems.push(`${chainName}: cannot use the certificate chain with the private key: ${(e as Error).message}`);
         }
       }
     }
-    return { ca, cert, key, keyPassword: keyPassword === '' ? undefined : keyPassword, pkcs12, verifyHostname: algorithm !== '' };
+    for (const c of keyStoreCertificates) {
+      const problem = certificateDateProblem(c, now());
+      if (problem !== undefined) problems.push(problem);
+    }
+    return {
+      ca,
+      cert,
+      key,
+      keyPassword: keyPassword === '' ? undefined : keyPassword,
+      pkcs12,
+      verifyHostname: algorithm !== '',
+      keyStoreCertificates,
+    };
+  }
+
+  function validities(chain: readonly X509Certificate[], store: string, file: string): CertificateValidity[] {
+    return chain.map((c, position) => ({
+      store,
+      file,
+      subject: c.subject.replace(/\n/g, ', '),
+      position,
+      notBefore: Date.parse(c.validFrom),
+      notAfter: Date.parse(c.validTo),
+    }));
   }
 
   function resolveTrust(): string | undefined {
@@ -530,6 +590,22 @@ export function resolveKafkaSecurity(layers: readonly SecurityLayer[]): Resolved
       return undefined;
     }
   }
+}
+
+/**
+ * The certificate of a PKCS12 key store's key and the one that issued it, as OpenSSL loaded
+ * them into `context`. Node has no public API for this; the native context's `getCertificate`
+ * and `getIssuer` (there since Node 12) give them. Undefined when they are not there.
+ */
+function pkcs12Chain(context: SecureContext): X509Certificate[] | undefined {
+  const native = (context as { context?: { getCertificate?: () => Buffer | null; getIssuer?: () => Buffer | null } }).context;
+  if (typeof native?.getCertificate !== 'function') return undefined;
+  const leaf = native.getCertificate();
+  if (!leaf) return undefined;
+  const issuer = typeof native.getIssuer === 'function' ? native.getIssuer() : null;
+  const chain = [new X509Certificate(leaf)];
+  if (issuer && !issuer.equals(leaf)) chain.push(new X509Certificate(issuer));
+  return chain;
 }
 
 /**

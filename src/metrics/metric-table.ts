@@ -322,3 +322,15 @@ export const METRICS: readonly MetricDefinition[] = [
     (s) => (s.stale ? 1 : 0),
   ),
 ];
+
+/**
+ * The seconds left until each watched key-store certificate's `notAfter` (negative once it is
+ * past): the worker's Kafka clients' `ssl.keystore.*` and the REST listener's. Not in
+ * {@link METRICS}: it is the worker's, not its connectors'.
+ */
+export const CERTIFICATE_EXPIRY_METRIC = {
+  name: 'tributary_certificate_expiry_seconds',
+  type: 'gauge',
+  help: "Seconds until the notAfter of a certificate of a key store the worker presents (negative once past): store is the setting that names it, file its file (empty for inline PEM), subject the certificate's.",
+  labelNames: ['store', 'file', 'subject'],
+} as const;

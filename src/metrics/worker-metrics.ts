@@ -2,11 +2,16 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { type Clock, systemClock } from '../api/clock.js';
 import { configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError } from '../api/errors.js';
+import {
+  CERTIFICATE_EXPIRY_WARNING_MS,
+  type CertificateValidity,
+  distinctCertificates,
+} from '../runtime/certificate-validity.js';
 import { TaskMetrics, type TaskMetricsSnapshot } from '../runtime/task-metrics.js';
 import type { TaskListener } from '../runtime/task-runner.js';
 import { timerProblems } from '../runtime/task-settings.js';
 import type { TaskFreshness, Worker } from '../runtime/worker.js';
-import { type ConnectorView, METRICS, type TaskView } from './metric-table.js';
+import { CERTIFICATE_EXPIRY_METRIC, type ConnectorView, METRICS, type TaskView } from './metric-table.js';
 import { parseMetricsListener } from './metrics-server.js';
 
 /** The worker config keys of metrics, with their defaults. */
@@ -99,10 +104,45 @@ export class WorkerMetrics {
   private worker: Worker | undefined;
   private readonly clock: Clock;
   private cached: ConnectorView[] | undefined;
+  private watched: CertificateValidity[] = [];
 
   constructor(private readonly options: WorkerMetricsOptions = {}) {
     this.clock = options.clock ?? systemClock;
     registerMetrics(this.registry, () => this.view());
+    const certificates = () => this.watched;
+    const clock = this.clock;
+    new Gauge({
+      ...CERTIFICATE_EXPIRY_METRIC,
+      labelNames: [...CERTIFICATE_EXPIRY_METRIC.labelNames],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const now = clock.now();
+        for (const c of certificates()) {
+          this.set({ store: c.store, file: c.file, subject: c.subject }, Math.floor((c.notAfter - now) / 1000));
+        }
+      },
+    });
+  }
+
+  /**
+   * Watches the certificates of key stores the worker presents: their seconds left are
+   * exported as `tributary_certificate_expiry_seconds`, and `GET /health` lists those within
+   * 14 days of their `notAfter` (see {@link certificatesExpiring}). Adds to those watched already.
+   */
+  watchCertificates(certificates: Iterable<CertificateValidity>): void {
+    this.watched = distinctCertificates([...this.watched, ...certificates]);
+  }
+
+  /** The time of this worker's metrics clock, epoch milliseconds. */
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** The watched certificates that expire within `windowMs` (default 14 days) of now, or are past their `notAfter`, soonest first. */
+  certificatesExpiring(windowMs: number = CERTIFICATE_EXPIRY_WARNING_MS): CertificateValidity[] {
+    const now = this.clock.now();
+    return this.watched.filter((c) => c.notAfter - now <= windowMs).sort((a, b) => a.notAfter - b.notAfter);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { isoSeconds } from '../runtime/certificate-validity.js';
 import { LOG_LEVELS, type LoggerLevels, type LogLevelName, parseLogLevel } from '../runtime/logger-levels.js';
 import { RestError } from './rest-error.js';
 import type { RouteTable } from './route-table.js';
@@ -8,7 +9,10 @@ import type { RouteTable } from './route-table.js';
  * Adds `GET /metrics` (Prometheus text format) when `metrics` is given and served on this
  * listener, and `GET /health` (KIP-1017): 503 starting until `ready()` (a standalone worker:
  * until the connectors of its command line are started), 500 unhealthy while a task's
- * committed offset is stale (`offset.stale.threshold.ms`), else 200 healthy.
+ * committed offset is stale (`offset.stale.threshold.ms`), else 200 healthy. A key-store
+ * certificate within 14 days of its `notAfter` (or past it) is listed in `certificates_expiring`
+ * without changing the status: restarting the worker would not renew it (and one past its date
+ * stops the next start with a clear error).
  */
 export function addObservabilityRoutes(
   routes: RouteTable,
@@ -26,14 +30,17 @@ export function addObservabilityRoutes(
       return { status: 'starting', message: 'Worker is still starting up.' };
     }
     const stale = metrics ? staleTasks(metrics) : [];
+    const expiring = metrics ? certificatesExpiring(metrics) : [];
+    const certificates = expiring.length > 0 ? { certificates_expiring: expiring } : {};
     if (stale.length > 0) {
       reply.code(500);
       return {
         status: 'unhealthy',
         message: `The committed offset of ${stale.join(', ')} has not advanced for longer than offset.stale.threshold.ms while its source moved`,
+        ...certificates,
       };
     }
-    return { status: 'healthy', message: 'Worker has completed startup and is ready to handle requests.' };
+    return { status: 'healthy', message: 'Worker has completed startup and is ready to handle requests.', ...certificates };
   });
 }
 
@@ -41,6 +48,20 @@ export function addObservabilityRoutes(
 export async function metricsReply(metrics: WorkerMetrics, reply: FastifyReply): Promise<FastifyReply> {
   const body = await metrics.text();
   return reply.header('content-type', metrics.contentType).send(body);
+}
+
+/** The key-store certificates within 14 days of their `notAfter` or past it, as `GET /health` shows them. */
+export function certificatesExpiring(
+  metrics: WorkerMetrics,
+): Array<{ store: string; file: string; subject: string; not_after: string; seconds_left: number }> {
+  const now = metrics.now();
+  return metrics.certificatesExpiring().map((c) => ({
+    store: c.store,
+    file: c.file,
+    subject: c.subject,
+    not_after: isoSeconds(c.notAfter),
+    seconds_left: Math.floor((c.notAfter - now) / 1000),
+  }));
 }
 
 /** `connector task N` of every stale task. */

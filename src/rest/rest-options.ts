@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError, isTributaryError } from '../api/errors.js';
 import { resolveKafkaSecurity } from '../kafka/security-config.js';
+import type { CertificateValidity } from '../runtime/certificate-validity.js';
 import { timerProblems } from '../runtime/task-settings.js';
 
 /** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
@@ -99,6 +100,8 @@ export interface RestTls {
   readonly ca: string | undefined;
   /** `ssl.client.auth`: none (default), requested (asked for; an untrusted one is refused), required. */
   readonly clientAuth: 'none' | 'requested' | 'required';
+  /** The server certificate chain with its dates (each valid when resolved), for the warning of one that expires soon. */
+  readonly certificates: readonly CertificateValidity[];
 }
 
 /** The store settings an https listener reads, under `listeners.https.` or (none of those given) at the worker. */
@@ -122,7 +125,7 @@ const HTTPS_PREFIX = 'listeners.https.';
  * The TLS settings of an https listener. As Kafka Connect: when any `listeners.https.*` key is
  * given, only those are used; otherwise the worker's un-prefixed `ssl.*` ones.
  */
-function resolveRestTls(config: Readonly<Record<string, string>>, problems: string[]): RestTls | undefined {
+function resolveRestTls(config: Readonly<Record<string, string>>, problems: string[], now: () => number): RestTls | undefined {
   const prefixed = Object.keys(config).some((k) => k.startsWith(HTTPS_PREFIX));
   const prefix = prefixed ? HTTPS_PREFIX : '';
   const stores: Record<string, string> = {};
@@ -144,10 +147,13 @@ function resolveRestTls(config: Readonly<Record<string, string>>, problems: stri
   else problems.push(`${clientAuthKey}: '${config[clientAuthKey]}' is not one of none, requested, required`);
   let resolved: ReturnType<typeof resolveKafkaSecurity>;
   try {
-    resolved = resolveKafkaSecurity([
-      { config: { 'security.protocol': 'SSL' }, prefix: '' },
-      { config: stores, prefix },
-    ]);
+    resolved = resolveKafkaSecurity(
+      [
+        { config: { 'security.protocol': 'SSL' }, prefix: '' },
+        { config: stores, prefix },
+      ],
+      { now },
+    );
   } catch (e) {
     if (isTributaryError(e) && 'problems' in e) problems.push(...(e as ConfigError).problems);
     else throw e;
@@ -172,15 +178,20 @@ function resolveRestTls(config: Readonly<Record<string, string>>, problems: stri
     passphrase: tls.pkcs12 ? tls.pkcs12.password : tls.keyPassword,
     ca: tls.ca,
     clientAuth,
+    certificates: tls.keyStoreCertificates,
   };
 }
 
 /**
  * Resolves the REST settings of a worker config, or `undefined` when `listeners` is set
  * empty (REST API off). Reads the password file, if one is named. Throws a
- * {@link ConfigError} naming every bad key.
+ * {@link ConfigError} naming every bad key, and an https key store whose certificate is not
+ * valid at `options.now` (default `Date.now`).
  */
-export async function resolveRestOptions(config: Readonly<Record<string, string>>): Promise<RestOptions | undefined> {
+export async function resolveRestOptions(
+  config: Readonly<Record<string, string>>,
+  options: { readonly now?: () => number } = {},
+): Promise<RestOptions | undefined> {
   const parsed = restConfig.parse(config);
   if (!parsed.ok)
     throw new ConfigError(
@@ -196,7 +207,7 @@ export async function resolveRestOptions(config: Readonly<Record<string, string>
     .filter(Boolean);
   if (listeners.length > 1) problems.push(`listeners: one listener is supported, got ${listeners.length} (${c.listeners})`);
   const listener = parseListener(listeners[0] ?? '', problems);
-  const tls = listener.scheme === 'https' ? resolveRestTls(config, problems) : undefined;
+  const tls = listener.scheme === 'https' ? resolveRestTls(config, problems, options.now ?? Date.now) : undefined;
   const advertisedRaw = c['rest.advertised.listener'].trim().toLowerCase();
   let advertisedListener: 'http' | 'https' = listener.scheme;
   if (advertisedRaw === 'http' || advertisedRaw === 'https') advertisedListener = advertisedRaw;

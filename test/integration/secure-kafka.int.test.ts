@@ -1,18 +1,21 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTributaryError } from '../../src/api/errors.js';
 import { runStandalone } from '../../src/cli/standalone.js';
+import { checkKafkaConnection } from '../../src/kafka/connection-check.js';
 import { librdkafkaSecurityConfig } from '../../src/kafka/kafka-client-security.js';
 import { LibrdkafkaSender } from '../../src/kafka/librdkafka-sender.js';
 import { resolveProducerConfig } from '../../src/kafka/producer-config.js';
 import { resolveKafkaSecurity, securityLayers } from '../../src/kafka/security-config.js';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
 import { consumeAll, describeKafka, testKafka, uniqueTopic, useOwnBroker } from '../helpers/kafka.js';
+import { type LoggedLine, recordingLogger } from '../helpers/recording-logger.js';
 import { describeEachSender } from '../helpers/senders.js';
 import { tokenCalls } from '../helpers/unsecured-token-provider.js';
 import { writeWorkerFiles } from '../helpers/worker-files.js';
 import type { SecureListeners } from '../kafka/broker.js';
-import { KEY_PASSWORD, STORE_PASSWORD } from '../kafka/certificates.js';
+import { EXPIRED_CN, KEY_PASSWORD, STORE_PASSWORD } from '../kafka/certificates.js';
 
 const fixture = new URL('../helpers/fixture-connector.ts', import.meta.url).pathname;
 const tokenModule = new URL('../helpers/unsecured-token-provider.ts', import.meta.url).pathname;
@@ -206,6 +209,11 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
       /the listener does not use SASL; set security.protocol=SSL/,
     ],
     [
+      'an expired broker certificate signed by the trusted CA',
+      () => ({ 'bootstrap.servers': listener('expired'), 'security.protocol': 'SSL', ...trust() }),
+      /the broker's certificate has expired \(CERT_HAS_EXPIRED\): subject CN=localhost, notAfter \d{4}-\d\d-\d\dT[\d:]+Z, today is \d{4}-\d\d-\d\dT[\d:]+Z; the broker's key store .*must be renewed/,
+    ],
+    [
       'no client certificate at a listener that requires one',
       () => ({ 'bootstrap.servers': listener('mtls'), 'security.protocol': 'SSL', ...trust() }),
       /the broker refused the client certificate \(none was given/,
@@ -277,5 +285,126 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
     // failure surfaces from its socket read, only OpenSSL's "…SSL routines::certificate verify failed".
     expect(error?.message).toMatch(/SSL.*certificate verify failed/);
     expect(error?.message).toContain(listener('ssl'));
+  });
+  describe('client certificates outside their validity dates', () => {
+    const iso = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/.source;
+    const mtls = (store: Record<string, string>) => ({
+      'bootstrap.servers': listener('mtls'),
+      'security.protocol': 'SSL',
+      ...trust(),
+      ...store,
+    });
+    const stores: Array<[string, () => Record<string, string>, () => string, RegExp]> = [
+      [
+        'an expired PEM key store',
+        () => ({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs().expiredClientKeystorePem }),
+        () => certs().expiredClientKeystorePem,
+        new RegExp(`subject CN=${EXPIRED_CN}\\) expired: notAfter ${iso}, today is ${iso}`),
+      ],
+      [
+        'an expired PKCS12 key store',
+        () => ({
+          'ssl.keystore.type': 'PKCS12',
+          'ssl.keystore.location': certs().expiredClientP12,
+          'ssl.keystore.password': STORE_PASSWORD,
+        }),
+        () => certs().expiredClientP12,
+        new RegExp(`subject CN=${EXPIRED_CN}\\) expired: notAfter ${iso}, today is ${iso}`),
+      ],
+      [
+        'a PEM key store not valid yet',
+        () => ({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs().notYetValidClientKeystorePem }),
+        () => certs().notYetValidClientKeystorePem,
+        new RegExp(`subject CN=tributary-future-client\\) is not valid yet: notBefore ${iso}, today is ${iso}`),
+      ],
+    ];
+    for (const [what, store, file, expected] of stores) {
+      it(`stop the worker at start with one line naming the file, the subject and the dates, for ${what}`, async () => {
+        const { error } = await failingStart(mtls(store()));
+        expect(isTributaryError(error) && error.code).toBe('CONFIG_INVALID');
+        expect(error.message).toContain(`ssl.keystore.location: the certificate in ${file()} (`);
+        expect(error.message).toMatch(expected);
+        expect(error.message).not.toContain('\n');
+        expect(error.message).not.toMatch(/signed by a CA the broker trusts/);
+        expect(error.message).not.toContain(STORE_PASSWORD);
+      });
+    }
+
+    it('a broker that refuses an expired client certificate is reported as an expired certificate, not an untrusted CA', async () => {
+      // Resolved as of a day before it expired, so the start check passes and the broker is the one
+      // to refuse it. The certificate alone (the test CA is younger than it), the key inline.
+      const notAfter = Date.parse(new X509Certificate(readFileSync(certs().expiredClientCertPem)).validTo);
+      const security = resolveKafkaSecurity(
+        securityLayers(
+          mtls({
+            'ssl.keystore.type': 'PEM',
+            'ssl.keystore.key': readFileSync(certs().expiredClientKeyPem, 'utf8'),
+            'ssl.keystore.certificate.chain': readFileSync(certs().expiredClientCertPem, 'utf8'),
+          }),
+          { kind: 'worker' },
+        ),
+        { now: () => notAfter - 86_400_000 },
+      );
+      const error = await checkKafkaConnection([listener('mtls')], security, 'worker').then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(error && isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
+      expect(error?.message).toMatch(
+        new RegExp(
+          `the broker refused the client certificate: it expired \\(subject CN=${EXPIRED_CN}, notAfter ${iso}, today is ${iso}\\)`,
+        ),
+      );
+      expect(error?.message).not.toMatch(/signed by a CA the broker trusts/);
+    });
+
+    it('run with a key store that expires within 14 days, with a WARN at start, its seconds left in /metrics and a note in /health', async () => {
+      const topic = uniqueTopic('expiring');
+      await createTopic(topic);
+      const lines: LoggedLine[] = [];
+      const options = await files(
+        {
+          ...mtls({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs().expiringClientKeystorePem }),
+          'offset.storage.topic': uniqueTopic('expiring-offsets'),
+          listeners: 'http://127.0.0.1:0',
+        },
+        [{ name: 'expiring', 'connector.class': `${fixture}#FixtureConnector`, topic, count: '2' }],
+      );
+      const worker = await runStandalone({ ...options, logger: recordingLogger(lines) });
+      try {
+        await consumeAll(topic, 2, 30_000, testKafka(broker().bootstrapServers));
+        const warnings = lines.filter((l) => l.level === 'warn' && l.fields.event === 'certificate.expiring');
+        expect(warnings.map((l) => l.message)).toEqual([
+          expect.stringMatching(
+            new RegExp(
+              `^ssl.keystore.location: the certificate in ${certs().expiringClientKeystorePem} \\(subject CN=tributary-expiring-client\\) expires in 4 days and \\d+ hours: notAfter ${iso}, today is ${iso}`,
+            ),
+          ),
+        ]);
+        const metrics = await (await fetch(`${worker.rest?.url}/metrics`)).text();
+        const series = metrics
+          .split('\n')
+          .filter((l) => l.startsWith('tributary_certificate_expiry_seconds{') && l.includes('tributary-expiring-client'));
+        expect(series).toHaveLength(1);
+        expect(series[0]).toContain('store="ssl.keystore.location"');
+        expect(series[0]).toContain(`file="${certs().expiringClientKeystorePem}"`);
+        const secondsLeft = Number(series[0]?.split(' ').at(-1));
+        expect(secondsLeft).toBeGreaterThan(4 * 86_400);
+        expect(secondsLeft).toBeLessThanOrEqual(5 * 86_400);
+        const health = await fetch(`${worker.rest?.url}/health`);
+        expect(health.status).toBe(200);
+        const body = (await health.json()) as { status: string; certificates_expiring: Array<Record<string, unknown>> };
+        expect(body.status).toBe('healthy');
+        expect(body.certificates_expiring).toEqual([
+          expect.objectContaining({
+            store: 'ssl.keystore.location',
+            file: certs().expiringClientKeystorePem,
+            subject: 'CN=tributary-expiring-client',
+          }),
+        ]);
+      } finally {
+        await worker.stop();
+      }
+    });
   });
 });

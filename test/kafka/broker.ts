@@ -81,6 +81,8 @@ export interface SecureListeners {
   readonly oauth: string;
   /** SSL whose certificate names `wrong.example`, not 127.0.0.1 (host-name mismatch). */
   readonly wrongHost: string;
+  /** SSL whose certificate (for 127.0.0.1, signed by the test CA) expired a day ago. */
+  readonly expired: string;
 }
 
 const SECURE_LISTENER_NAMES = {
@@ -90,6 +92,7 @@ const SECURE_LISTENER_NAMES = {
   mtls: 'MTLS',
   oauth: 'OAUTH',
   wrongHost: 'WRONGHOST',
+  expired: 'EXPIRED',
 } as const satisfies Record<keyof SecureListeners, string>;
 
 /** A running (or stopped) broker started by {@link startBroker}. */
@@ -411,6 +414,7 @@ function secureServerProperties(
     'ssl.truststore.type': 'PEM',
     'ssl.truststore.location': certs.caPem,
     'listener.name.wronghost.ssl.keystore.location': certs.wrongHostKeystorePem,
+    'listener.name.expired.ssl.keystore.location': certs.expiredBrokerKeystorePem,
     'listener.name.mtls.ssl.client.auth': 'required',
     'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER',
     'listener.name.saslplain.sasl.enabled.mechanisms': 'PLAIN',

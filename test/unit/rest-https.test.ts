@@ -3,11 +3,18 @@ import { mkdtemp } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/api/clock.js';
+import type { ConfigError } from '../../src/api/errors.js';
+import { runStandalone } from '../../src/cli/standalone.js';
+import { WorkerMetrics } from '../../src/metrics/worker-metrics.js';
 import { resolveRestOptions } from '../../src/rest/rest-options.js';
 import { RestServer } from '../../src/rest/rest-server.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
+import { type LoggedLine, recordingLogger } from '../helpers/recording-logger.js';
+import { writeWorkerFiles } from '../helpers/worker-files.js';
 import { generateTestCertificates, STORE_PASSWORD, type TestCertificates } from '../kafka/certificates.js';
 
 let certs: TestCertificates;
@@ -20,7 +27,7 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
-async function serve(config: Record<string, string>): Promise<RestServer> {
+async function serve(config: Record<string, string>, metrics?: WorkerMetrics): Promise<RestServer> {
   const worker = new Worker({
     config: {},
     offsetStore: new MemoryOffsetStore(),
@@ -30,7 +37,7 @@ async function serve(config: Record<string, string>): Promise<RestServer> {
   });
   const options = await resolveRestOptions({ listeners: 'https://127.0.0.1:0', ...config });
   if (!options) throw new Error('REST is on');
-  const server = await RestServer.start(worker, options);
+  const server = await RestServer.start(worker, options, metrics ? { metrics } : undefined);
   servers.push(server);
   return server;
 }
@@ -158,5 +165,110 @@ describe('REST HTTPS settings', () => {
     await expect(resolveRestOptions({ listeners: 'ftp://127.0.0.1:21' })).rejects.toMatchObject({
       problems: [expect.stringContaining('only http and https')],
     });
+  });
+});
+
+describe('the certificate of the https listener', () => {
+  const iso = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/.source;
+
+  it('past its notAfter stops the start in one line naming the key, the file, the subject and the dates', async () => {
+    const error = (await resolveRestOptions({
+      listeners: 'https://127.0.0.1:0',
+      'listeners.https.ssl.keystore.type': 'PEM',
+      'listeners.https.ssl.keystore.location': certs.expiredBrokerKeystorePem,
+    }).catch((e: unknown) => e)) as ConfigError;
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.problems).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^listeners\\.https\\.ssl\\.keystore\\.location: the certificate in ${certs.expiredBrokerKeystorePem} \\(subject CN=localhost\\) expired: notAfter ${iso}, today is ${iso}; `,
+        ),
+      ),
+    ]);
+  });
+
+  it('within 14 days of its notAfter is a WARN at start, a gauge of the seconds left and a note in a 200 /health', async () => {
+    const lines: LoggedLine[] = [];
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-rest-expiring-'));
+    const files = await writeWorkerFiles(
+      'tributary-rest-expiring-',
+      {
+        listeners: 'https://127.0.0.1:0',
+        'listeners.https.ssl.keystore.type': 'PEM',
+        'listeners.https.ssl.keystore.location': certs.expiringServerKeystorePem,
+        'offset.storage.file.filename': join(dir, 'offsets.json'),
+      },
+      [],
+    );
+    const worker = await runStandalone({ ...files, logger: recordingLogger(lines), stdout: new PassThrough() });
+    try {
+      const warnings = lines.filter((l) => l.level === 'warn' && l.fields.event === 'certificate.expiring');
+      expect(warnings.map((l) => l.message)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^listeners\\.https\\.ssl\\.keystore\\.location: the certificate in ${certs.expiringServerKeystorePem} \\(subject CN=tributary-expiring-server\\) expires in 4 days and \\d+ hours: notAfter ${iso}, today is ${iso}; renew it before then$`,
+          ),
+        ),
+      ]);
+      const url = worker.rest?.url ?? '';
+      const metrics = await get(`${url}/metrics`);
+      const series = metrics.body.split('\n').filter((l) => l.startsWith('tributary_certificate_expiry_seconds{'));
+      expect(series).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^tributary_certificate_expiry_seconds\\{store="listeners\\.https\\.ssl\\.keystore\\.location",file="${certs.expiringServerKeystorePem}",subject="CN=tributary-expiring-server"\\} \\d+$`,
+          ),
+        ),
+        // The CA of the chain, 30 days left.
+        expect.stringContaining('subject="CN=Tributary Test CA"'),
+      ]);
+      const left = Number(series[0]?.split(' ').at(-1));
+      expect(left).toBeGreaterThan(4 * 86_400);
+      expect(left).toBeLessThanOrEqual(5 * 86_400);
+      const health = await get(`${url}/health`);
+      expect(health.status).toBe(200);
+      const body = JSON.parse(health.body) as { status: string; certificates_expiring: Array<Record<string, unknown>> };
+      expect(body.status).toBe('healthy');
+      expect(body.certificates_expiring).toEqual([
+        {
+          store: 'listeners.https.ssl.keystore.location',
+          file: certs.expiringServerKeystorePem,
+          subject: 'CN=tributary-expiring-server',
+          not_after: expect.stringMatching(new RegExp(`^${iso}$`)),
+          seconds_left: expect.any(Number),
+        },
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('is listed in /health from 14 days before its notAfter, and still once past it, without making the worker unhealthy', async () => {
+    const [leaf] =
+      (
+        await resolveRestOptions({
+          listeners: 'https://127.0.0.1:0',
+          'listeners.https.ssl.keystore.type': 'PEM',
+          'listeners.https.ssl.keystore.location': certs.brokerKeystorePem,
+        })
+      )?.tls?.certificates ?? [];
+    if (!leaf) throw new Error('no certificate');
+    let now = leaf.notAfter - 14 * 86_400_000 - 1;
+    const clock = { ...systemClock, now: () => now };
+    const metrics = new WorkerMetrics({ clock });
+    metrics.watchCertificates([leaf]);
+    const server = await serve(
+      { 'listeners.https.ssl.keystore.type': 'PEM', 'listeners.https.ssl.keystore.location': certs.brokerKeystorePem },
+      metrics,
+    );
+    const health = async () => JSON.parse((await get(`${server.url}/health`)).body) as Record<string, unknown>;
+    expect(await health()).toEqual({ status: 'healthy', message: expect.any(String) });
+    now += 1;
+    expect(await health()).toMatchObject({ status: 'healthy', certificates_expiring: [{ seconds_left: 14 * 86_400 }] });
+    now = leaf.notAfter + 10_000;
+    expect(await health()).toMatchObject({ status: 'healthy', certificates_expiring: [{ seconds_left: -10 }] });
+    expect((await metrics.text()).split('\n')).toContain(
+      `tributary_certificate_expiry_seconds{store="listeners.https.ssl.keystore.location",file="${certs.brokerKeystorePem}",subject="CN=localhost"} -10`,
+    );
   });
 });

@@ -1,7 +1,10 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ConfigError } from '../../src/api/errors.js';
 import { kafkajsSecurityOptions, librdkafkaSecurityConfig, loadTokenProvider } from '../../src/kafka/kafka-client-security.js';
 import {
   keyPasswordProblem,
@@ -11,6 +14,7 @@ import {
   SECURITY_CONFIG_PREFIXES,
   securityLayers,
 } from '../../src/kafka/security-config.js';
+import { CERTIFICATE_EXPIRY_WARNING_MS, certificateExpiryWarning } from '../../src/runtime/certificate-validity.js';
 import { isSecretKey, maskConfig } from '../../src/runtime/connector-config.js';
 import { generateTestCertificates, KEY_PASSWORD, STORE_PASSWORD, type TestCertificates } from '../kafka/certificates.js';
 
@@ -407,6 +411,120 @@ describe('resolveKafkaSecurity', () => {
     expect(SECURITY_CONFIG_KEYS).toContain('sasl.jaas.config');
     expect(SECURITY_CONFIG_KEYS).toContain('ssl.endpoint.identification.algorithm');
     expect(SECURITY_CONFIG_PREFIXES).toEqual(['ssl.', 'sasl.', 'listeners.https.']);
+  });
+});
+
+describe('key store validity dates', () => {
+  const DAY = 86_400_000;
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const leafDates = (pem: string) => {
+    const leaf = new X509Certificate(readFileSync(pem));
+    return { notBefore: Date.parse(leaf.validFrom), notAfter: Date.parse(leaf.validTo) };
+  };
+  const pemStore = () => ({
+    'security.protocol': 'SSL',
+    'ssl.keystore.type': 'PEM',
+    'ssl.keystore.location': certs.clientKeystorePem,
+  });
+  const p12Store = () => ({
+    'security.protocol': 'SSL',
+    'ssl.keystore.type': 'PKCS12',
+    'ssl.keystore.location': certs.clientP12,
+    'ssl.keystore.password': STORE_PASSWORD,
+  });
+  const problemsAt = (
+    config: Record<string, string>,
+    now: number,
+    client: Parameters<typeof securityLayers>[1] = { kind: 'worker' },
+  ) => {
+    try {
+      resolveKafkaSecurity(securityLayers(config, client), { now: () => now });
+    } catch (e) {
+      return (e as ConfigError).problems;
+    }
+    return [];
+  };
+
+  it('reads the dates, subject and place in the chain of every certificate of a PEM, PKCS12 or inline key store', () => {
+    const { notBefore, notAfter } = leafDates(certs.clientCertPem);
+    const leaf = { subject: 'CN=tributary-client', position: 0, notBefore, notAfter };
+    const ca = expect.objectContaining({ subject: 'CN=Tributary Test CA', position: 1 });
+    const of = (config: Record<string, string>, client: Parameters<typeof securityLayers>[1] = { kind: 'worker' }) =>
+      resolveKafkaSecurity(securityLayers(config, client)).tls?.keyStoreCertificates;
+    expect(of(pemStore())).toEqual([{ store: 'ssl.keystore.location', file: certs.clientKeystorePem, ...leaf }, ca]);
+    expect(of(p12Store())).toEqual([{ store: 'ssl.keystore.location', file: certs.clientP12, ...leaf }, ca]);
+    expect(
+      of({
+        'security.protocol': 'SSL',
+        'ssl.keystore.type': 'PEM',
+        'ssl.keystore.key': readFileSync(certs.clientKeyPem, 'utf8'),
+        'ssl.keystore.certificate.chain': readFileSync(certs.clientCertPem, 'utf8'),
+      }),
+    ).toEqual([{ store: 'ssl.keystore.certificate.chain', file: '', ...leaf }, ca]);
+    // Named as written, under the client's prefix.
+    expect(
+      of(
+        {
+          'security.protocol': 'SSL',
+          'producer.ssl.keystore.type': 'PEM',
+          'producer.ssl.keystore.location': certs.clientKeystorePem,
+        },
+        { kind: 'producer' },
+      )?.[0]?.store,
+    ).toBe('producer.ssl.keystore.location');
+  });
+
+  it('refuses, at the time given, a certificate past its notAfter or before its notBefore, in one line naming the file, the subject and both dates', () => {
+    const { notBefore, notAfter } = leafDates(certs.clientCertPem);
+    for (const [config, file] of [
+      [pemStore(), certs.clientKeystorePem],
+      [p12Store(), certs.clientP12],
+    ] as const) {
+      // The test CA is made a moment before the client's certificate, with the same lifetime, so
+      // past the client's notAfter it has expired too, and before its notBefore it is already valid.
+      expect(problemsAt(config, notAfter + 1000)).toContain(
+        `ssl.keystore.location: the certificate in ${file} (subject CN=tributary-client) expired: notAfter ${iso(notAfter)}, today is ${iso(notAfter + 1000)}; renew it (TLS peers refuse a certificate past its notAfter, whoever signed it)`,
+      );
+      expect(problemsAt(config, notBefore - 1)).toContain(
+        `ssl.keystore.location: the certificate in ${file} (subject CN=tributary-client) is not valid yet: notBefore ${iso(notBefore)}, today is ${iso(notBefore - 1)}; use a certificate valid now, or check this machine's clock`,
+      );
+      expect(problemsAt(config, notBefore)).toEqual([]);
+      expect(problemsAt(config, notAfter - 60_000)).toEqual([]);
+      expect(problemsAt(config, notAfter + 1000).every((p) => !p.includes('\n'))).toBe(true);
+    }
+    // Never the store's password.
+    expect(problemsAt(p12Store(), notAfter + 1000).join(' ')).not.toContain(STORE_PASSWORD);
+  });
+
+  it('refuses the expired and not-yet-valid test key stores at the real time, PKCS12 included', () => {
+    const now = Date.now();
+    expect(problemsAt({ ...pemStore(), 'ssl.keystore.location': certs.expiredClientKeystorePem }, now)).toEqual([
+      expect.stringMatching(
+        /^ssl\.keystore\.location: the certificate in .*expired-client-keystore\.pem \(subject CN=tributary-expired-client\) expired: notAfter /,
+      ),
+    ]);
+    expect(problemsAt({ ...p12Store(), 'ssl.keystore.location': certs.expiredClientP12 }, now)).toEqual([
+      expect.stringMatching(
+        /^ssl\.keystore\.location: the certificate in .*expired-client\.p12 \(subject CN=tributary-expired-client\) expired: /,
+      ),
+    ]);
+    expect(problemsAt({ ...pemStore(), 'ssl.keystore.location': certs.notYetValidClientKeystorePem }, now)).toEqual([
+      expect.stringMatching(/\(subject CN=tributary-future-client\) is not valid yet: notBefore /),
+    ]);
+  });
+
+  it('warns from 14 days before notAfter on, not a millisecond earlier', () => {
+    const { notAfter } = leafDates(certs.clientCertPem);
+    const [leaf] = resolveKafkaSecurity(securityLayers(pemStore(), { kind: 'worker' })).tls?.keyStoreCertificates ?? [];
+    if (!leaf) throw new Error('no certificate');
+    expect(certificateExpiryWarning(leaf, notAfter - CERTIFICATE_EXPIRY_WARNING_MS - 1)).toBeUndefined();
+    expect(certificateExpiryWarning(leaf, notAfter - CERTIFICATE_EXPIRY_WARNING_MS)).toBe(
+      `ssl.keystore.location: the certificate in ${certs.clientKeystorePem} (subject CN=tributary-client) expires in 14 days: notAfter ${iso(notAfter)}, today is ${iso(notAfter - 14 * DAY)}; renew it before then`,
+    );
+    expect(certificateExpiryWarning(leaf, notAfter - 3 * DAY - 5 * 3_600_000)).toContain('expires in 3 days and 5 hours');
+    expect(certificateExpiryWarning(leaf, notAfter - 90_000)).toContain('expires in 1 minute:');
+    // Past it, it is a problem, not a warning.
+    expect(certificateExpiryWarning(leaf, notAfter + 1)).toBeUndefined();
   });
 });
 
