@@ -1,6 +1,13 @@
 import * as t from 'io-ts';
 import { type ConfigKey, configTypes } from '../api/config-def.js';
-import { type ConfigKeyReport, HIDDEN, maskUrlPasswords } from '../runtime/connector-config.js';
+import {
+  type ConfigImportance,
+  type ConfigKeyReport,
+  type ConfigWidth,
+  HIDDEN,
+  type KeyPresentation,
+  maskUrlPasswords,
+} from '../runtime/connector-config.js';
 import type { ConfigValidation } from '../runtime/worker.js';
 
 /** Kafka Connect's ConfigKeyInfo: one key's declaration. */
@@ -9,10 +16,10 @@ export interface ConfigKeyInfoJson {
   readonly type: string;
   readonly required: boolean;
   readonly default_value: string | null;
-  readonly importance: 'HIGH' | 'MEDIUM' | 'LOW';
+  readonly importance: ConfigImportance;
   readonly documentation: string;
   readonly group: string | null;
-  readonly width: 'NONE';
+  readonly width: ConfigWidth;
   readonly display_name: string;
   readonly dependents: readonly string[];
   /** Kafka Connect's name: the key's position in its group, from 1. */
@@ -36,10 +43,15 @@ export interface ConfigInfosJson {
   readonly configs: ReadonlyArray<{ readonly definition: ConfigKeyInfoJson | null; readonly value: ConfigValueInfoJson }>;
 }
 
-/** The validation result in Kafka Connect's shape; secret values and URL passwords are shown as `[hidden]`. */
+/**
+ * The validation result in Kafka Connect's shape; secret values and URL passwords are shown as
+ * `[hidden]`. `name` is the `connector.class` as given (else the plugin of the URL); the
+ * framework keys carry Kafka Connect's groups, `order_in_group`, width, display name and
+ * importance; the connector's own keys are in group `Connector`, numbered from 1.
+ */
 export function configInfosJson(v: ConfigValidation): ConfigInfosJson {
   const groups = [...new Set(v.keys.map((k) => k.group).filter((g): g is NonNullable<typeof g> => g !== undefined))];
-  const order = new Map<string, number>();
+  let connectorOrder = 0;
   return {
     name: v.connectorClass,
     error_count: v.errorCount,
@@ -47,9 +59,8 @@ export function configInfosJson(v: ConfigValidation): ConfigInfosJson {
     configs: v.keys.map((k) => {
       let definition: ConfigKeyInfoJson | null = null;
       if (k.definition) {
-        const n = (order.get(k.group ?? '') ?? 0) + 1;
-        order.set(k.group ?? '', n);
-        definition = configKeyInfoJson(k.name, k.definition, k.group ?? null, k.defaultValue, n, k.secret);
+        const order = k.presentation?.order ?? ++connectorOrder;
+        definition = configKeyInfoJson(k.name, k.definition, k.group ?? null, k.defaultValue, order, k.secret, k.presentation);
       } else if (k.warnings.length > 0) {
         // A key nothing declares: say so where a client shows a key's documentation.
         definition = { ...configKeyInfoJson(k.name, unknownKey(k.warnings), null, '', 0), importance: 'LOW' };
@@ -60,10 +71,15 @@ export function configInfosJson(v: ConfigValidation): ConfigInfosJson {
 }
 
 function unknownKey(warnings: readonly string[]): ConfigKey<unknown> {
-  return { type: configTypes.string as t.Type<unknown, unknown, unknown>, description: warnings.join('; ') };
+  return { type: configTypes.string as t.Type<unknown, unknown, unknown>, default: '', description: warnings.join('; ') };
 }
 
-/** Kafka Connect's ConfigKeyInfo of one declared key. Keys without a default are required and HIGH importance. */
+/**
+ * Kafka Connect's ConfigKeyInfo of one declared key. A key declared without a default is
+ * required (a `default: undefined` is optional, with `default_value` null). Without a
+ * `presentation` (a connector's own key), a required key is HIGH importance, others MEDIUM,
+ * the width NONE and the display name the key.
+ */
 export function configKeyInfoJson(
   name: string,
   key: ConfigKey<unknown>,
@@ -71,18 +87,20 @@ export function configKeyInfoJson(
   defaultValue: unknown,
   order: number,
   secret = key.password === true,
+  presentation?: KeyPresentation,
 ): ConfigKeyInfoJson {
-  const required = defaultValue === undefined;
+  const required = !('default' in key);
+  const noDefault = required || defaultValue === undefined || defaultValue === null;
   return {
     name,
-    type: secret ? 'PASSWORD' : connectType(key.type),
+    type: secret ? 'PASSWORD' : (presentation?.type ?? connectType(key.type)),
     required,
-    default_value: required ? null : secret && defaultValue !== '' ? HIDDEN : asString(defaultValue),
-    importance: required ? 'HIGH' : 'MEDIUM',
+    default_value: noDefault ? null : secret && defaultValue !== '' ? HIDDEN : asString(defaultValue),
+    importance: presentation?.importance ?? (required ? 'HIGH' : 'MEDIUM'),
     documentation: key.description,
     group,
-    width: 'NONE',
-    display_name: name,
+    width: presentation?.width ?? 'NONE',
+    display_name: presentation?.displayName ?? name,
     dependents: [],
     order_in_group: order,
   };
@@ -93,7 +111,8 @@ function configValueInfoJson(k: ConfigKeyReport): ConfigValueInfoJson {
   return {
     name: k.name,
     value,
-    recommended_values: k.definition ? recommended(k.definition.type) : [],
+    // A framework key lists what Kafka Connect lists (its converters); a connector's own, its oneOf values.
+    recommended_values: k.presentation ? (k.presentation.recommended ?? []) : k.definition ? recommended(k.definition.type) : [],
     errors: k.errors.map(maskUrlPasswords),
     visible: true,
   };

@@ -20,11 +20,13 @@ async function orUnknownPlugin<T>(plugin: string, run: () => Promise<T>): Promis
 }
 
 /**
- * Whether `connector.class` in a config names the plugin of the URL: it ends with it, also
- * when the URL leaves out a trailing "Connector" (Kafka Connect's alias rule).
+ * Whether `connector.class` in a config names the plugin of the URL: it ends with it, either
+ * of them without a trailing "Connector" (Kafka Connect's rule: `FileStreamSource` in the body
+ * names the plugin `FileStreamSourceConnector` of the URL, and the other way round).
  */
 function sameConnectorType(connectorClass: string, plugin: string): boolean {
-  return connectorClass.endsWith(plugin) || connectorClass.endsWith(`${plugin}Connector`);
+  const normalized = (name: string) => name.replace(/Connector$/, '');
+  return normalized(connectorClass).endsWith(normalized(plugin));
 }
 
 /**

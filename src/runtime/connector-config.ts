@@ -4,6 +4,7 @@ import { OffsetDecodeError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
 import { CONNECTOR_RUNTIME_KEYS, checkKeys, editDistance, maxTypoEdits, mergeKnownKeys } from './config-keys.js';
+import { CONVERTER_NAMES } from './converters.js';
 import { connectorExactlyOnceConfig, exactlyOnceProblems, resolveTransactionSettings } from './exactly-once-settings.js';
 import type { OffsetEntry } from './ports.js';
 import {
@@ -139,8 +140,200 @@ function runtimeKeyIn(message: string): string {
   return found;
 }
 
-/** Where a key of a {@link ConfigReport} comes from: the runtime's keys or the connector's own. */
-export type ConfigGroup = 'Common' | 'Connector';
+/**
+ * The group of a key of a {@link ConfigReport}: one of Kafka Connect's framework groups
+ * ({@link FRAMEWORK_GROUPS}) for the runtime's keys, `Connector` for the connector's own.
+ */
+export type ConfigGroup = (typeof FRAMEWORK_GROUPS)[number] | 'Connector';
+
+/**
+ * Kafka Connect's groups of a source connector's framework keys, in its order (4.3.1's
+ * ConnectorConfig and SourceConnectorConfig): the `groups` of every config/validate answer.
+ */
+export const FRAMEWORK_GROUPS = [
+  'Common',
+  'Transforms',
+  'Predicates',
+  'Error Handling',
+  'Topic Creation',
+  'Exactly Once Support',
+  'offsets.topic',
+] as const;
+
+/** Kafka Connect's ConfigDef.Width: how wide a UI shows a key's field. */
+export type ConfigWidth = 'NONE' | 'SHORT' | 'MEDIUM' | 'LONG';
+
+/** Kafka Connect's ConfigDef.Importance. */
+export type ConfigImportance = 'HIGH' | 'MEDIUM' | 'LOW';
+
+/**
+ * How Kafka Connect presents a framework key in `config/validate` (its ConfigKeyInfo), where
+ * Tributary's declaration (a {@link ConfigKey}) has no such field.
+ */
+export interface KeyPresentation {
+  readonly group: ConfigGroup;
+  /** Kafka Connect's `order_in_group` of the key (its numbering, gaps included). */
+  readonly order: number;
+  readonly width: ConfigWidth;
+  readonly displayName: string;
+  readonly importance: ConfigImportance;
+  /** Kafka Connect's type where the io-ts type does not tell it: `LONG` for a millisecond setting, `CLASS` for a converter. */
+  readonly type?: 'LONG' | 'CLASS';
+  /** `recommended_values` where the type does not list them (converter names). */
+  readonly recommended?: readonly string[];
+}
+
+const listKey = (description: string): ConfigKey<unknown> => ({
+  type: configTypes.list as ConfigKey<unknown>['type'],
+  default: [],
+  description,
+});
+
+/**
+ * The framework keys of a connector config in Kafka Connect's order, with Kafka Connect's
+ * group, `order_in_group`, width, display name and importance (4.3.1; the recorded answers
+ * are test/fixtures/connect-validate). Kafka Connect keys Tributary does not implement
+ * (`connector.plugin.version`, `tasks.max.enforce`, `header.converter`, the
+ * `*.plugin.version` pins, `config.action.reload`) are not listed; Tributary's own
+ * (`heartbeat.interval.ms`, `heartbeat.topic`, `task.max.in.flight.records`) close group
+ * Common, numbered after Kafka Connect's last Common key.
+ */
+const FRAMEWORK_KEYS: ReadonlyArray<{
+  readonly name: string;
+  readonly key: ConfigKey<unknown>;
+  readonly shown: KeyPresentation;
+}> = (() => {
+  const runtime = runtimeConnectorConfig.keys as Record<string, ConfigKey<unknown>>;
+  const task = connectorTaskConfig.keys as Record<string, ConfigKey<unknown>>;
+  const worker = workerTaskConfig.keys as Record<string, ConfigKey<unknown>>;
+  const eos = connectorExactlyOnceConfig.keys as Record<string, ConfigKey<unknown>>;
+  const converters = { recommended: CONVERTER_NAMES, type: 'CLASS' } as const;
+  const rows: Array<[string, ConfigKey<unknown> | undefined, KeyPresentation]> = [
+    ['name', runtime.name, { group: 'Common', order: 1, width: 'MEDIUM', displayName: 'Connector name', importance: 'HIGH' }],
+    [
+      'connector.class',
+      runtime['connector.class'],
+      { group: 'Common', order: 2, width: 'LONG', displayName: 'Connector class', importance: 'HIGH' },
+    ],
+    [
+      'tasks.max',
+      runtime['tasks.max'],
+      { group: 'Common', order: 4, width: 'SHORT', displayName: 'Tasks max', importance: 'HIGH' },
+    ],
+    [
+      'key.converter',
+      worker['key.converter'],
+      { group: 'Common', order: 6, width: 'SHORT', displayName: 'Key converter class', importance: 'LOW', ...converters },
+    ],
+    [
+      'value.converter',
+      worker['value.converter'],
+      { group: 'Common', order: 8, width: 'SHORT', displayName: 'Value converter class', importance: 'LOW', ...converters },
+    ],
+    [
+      'transforms',
+      listKey('Aliases of the transformations applied to records, in order.'),
+      { group: 'Transforms', order: 12, width: 'LONG', displayName: 'Transforms', importance: 'LOW' },
+    ],
+    [
+      'predicates',
+      listKey('Aliases of the predicates used by transformations.'),
+      { group: 'Predicates', order: 13, width: 'LONG', displayName: 'Predicates', importance: 'LOW' },
+    ],
+    [
+      'heartbeat.interval.ms',
+      task['heartbeat.interval.ms'],
+      { group: 'Common', order: 15, width: 'SHORT', displayName: 'Heartbeat interval', importance: 'MEDIUM' },
+    ],
+    [
+      'heartbeat.topic',
+      worker['heartbeat.topic'],
+      { group: 'Common', order: 16, width: 'MEDIUM', displayName: 'Heartbeat topic', importance: 'MEDIUM' },
+    ],
+    [
+      'task.max.in.flight.records',
+      worker['task.max.in.flight.records'],
+      { group: 'Common', order: 17, width: 'SHORT', displayName: 'Max in-flight records', importance: 'LOW' },
+    ],
+    [
+      'errors.retry.timeout',
+      task['errors.retry.timeout'],
+      {
+        group: 'Error Handling',
+        order: 1,
+        width: 'MEDIUM',
+        displayName: 'Retry Timeout for Errors',
+        importance: 'MEDIUM',
+        type: 'LONG',
+      },
+    ],
+    [
+      'errors.retry.delay.max.ms',
+      task['errors.retry.delay.max.ms'],
+      {
+        group: 'Error Handling',
+        order: 2,
+        width: 'MEDIUM',
+        displayName: 'Maximum Delay Between Retries for Errors',
+        importance: 'MEDIUM',
+        type: 'LONG',
+      },
+    ],
+    [
+      'errors.tolerance',
+      task['errors.tolerance'],
+      { group: 'Error Handling', order: 3, width: 'SHORT', displayName: 'Error Tolerance', importance: 'MEDIUM' },
+    ],
+    [
+      'errors.log.enable',
+      task['errors.log.enable'],
+      { group: 'Error Handling', order: 4, width: 'SHORT', displayName: 'Log Errors', importance: 'MEDIUM' },
+    ],
+    [
+      'errors.log.include.messages',
+      task['errors.log.include.messages'],
+      { group: 'Error Handling', order: 5, width: 'SHORT', displayName: 'Log Error Details', importance: 'MEDIUM' },
+    ],
+    [
+      'topic.creation.groups',
+      listKey(
+        'Aliases of topic creation groups beside default, each with its topic.creation.<group>.* settings (KIP-158); the first group whose include matches a topic sets how it is created.',
+      ),
+      { group: 'Topic Creation', order: 1, width: 'LONG', displayName: 'Topic Creation Groups', importance: 'LOW' },
+    ],
+    [
+      'exactly.once.support',
+      eos['exactly.once.support'],
+      { group: 'Exactly Once Support', order: 2, width: 'SHORT', displayName: 'Exactly once support', importance: 'MEDIUM' },
+    ],
+    [
+      'transaction.boundary',
+      eos['transaction.boundary'],
+      { group: 'Exactly Once Support', order: 3, width: 'SHORT', displayName: 'Transaction Boundary', importance: 'MEDIUM' },
+    ],
+    [
+      'transaction.boundary.interval.ms',
+      eos['transaction.boundary.interval.ms'],
+      {
+        group: 'Exactly Once Support',
+        order: 4,
+        width: 'SHORT',
+        displayName: 'Transaction boundary interval',
+        importance: 'LOW',
+        type: 'LONG',
+      },
+    ],
+    [
+      'offsets.storage.topic',
+      eos['offsets.storage.topic'],
+      { group: 'offsets.topic', order: 1, width: 'LONG', displayName: 'Offsets topic', importance: 'LOW' },
+    ],
+  ];
+  return rows.map(([name, key, shown]) => {
+    if (key === undefined) throw new Error(`framework key ${name} is declared nowhere`);
+    return { name, key, shown };
+  });
+})();
 
 /** One key of a {@link ConfigReport}. */
 export interface ConfigKeyReport {
@@ -148,7 +341,11 @@ export interface ConfigKeyReport {
   /** Its declaration; undefined for a key that was given but is declared nowhere. */
   readonly definition: ConfigKey<unknown> | undefined;
   readonly group: ConfigGroup | undefined;
-  /** Default, as a worker setting or the declaration gives it (undefined: required). */
+  /** Kafka Connect's presentation of a framework key; undefined for the connector's own keys. */
+  readonly presentation?: KeyPresentation;
+  /** Whether the key must be given: it is declared without a default (a `default: undefined` is optional). */
+  readonly required?: boolean;
+  /** Default, as a worker setting or the declaration gives it (undefined: none). */
   readonly defaultValue: unknown;
   /** The given value, else the default, else undefined. */
   readonly value: unknown;
@@ -166,9 +363,11 @@ export interface ConfigReport {
 }
 
 /**
- * Reports on a connector config key by key: the runtime's keys (group `Common`), the
- * connector's own (group `Connector`), then keys given but declared nowhere. Problems are
- * those of {@link validateConnectorConfig}, attached to their keys.
+ * Reports on a connector config key by key: the runtime's keys in Kafka Connect's framework
+ * groups and order (`Common`, `Transforms`, `Predicates`, `Error Handling`, `Topic Creation`,
+ * `Exactly Once Support`, `offsets.topic`), the connector's own (group `Connector`), then keys
+ * given but declared nowhere. Problems are those of {@link validateConnectorConfig}, attached
+ * to their keys.
  */
 export function reportConnectorConfig(
   connector: SourceConnector,
@@ -186,6 +385,7 @@ export function reportConnectorConfig(
     definition: ConfigKey<unknown> | undefined,
     group: ConfigGroup | undefined,
     defaultValue: unknown,
+    presentation?: KeyPresentation,
   ) => {
     if (seen.has(name)) return;
     seen.add(name);
@@ -194,6 +394,8 @@ export function reportConnectorConfig(
       name,
       definition,
       group,
+      ...(presentation ? { presentation } : {}),
+      required: definition !== undefined && !('default' in definition),
       defaultValue,
       value: given ?? defaultValue,
       secret: isSecretKey(name, passwords),
@@ -201,17 +403,15 @@ export function reportConnectorConfig(
       warnings: warnings.filter((p) => p.key === name).map((p) => p.message),
     });
   };
-  for (const [name, key] of Object.entries(runtimeConnectorConfig.keys)) add(name, key, 'Common', key.default);
-  for (const [name, key] of Object.entries(connectorTaskConfig.keys)) add(name, key, 'Common', key.default);
-  for (const [name, key] of Object.entries(connectorExactlyOnceConfig.keys)) add(name, key, 'Common', key.default);
-  for (const name of OVERRIDABLE_WORKER_KEYS) {
-    const key = workerTaskConfig.keys[name] as ConfigKey<unknown>;
-    add(
-      name,
-      key,
-      'Common',
-      name === 'task.max.in.flight.records' ? inFlightDefault(raw, workerConfig) : (workerConfig[name] ?? key.default),
-    );
+  for (const { name, key, shown } of FRAMEWORK_KEYS) {
+    const worker = (OVERRIDABLE_WORKER_KEYS as readonly string[]).includes(name);
+    const defaultValue =
+      name === 'task.max.in.flight.records'
+        ? inFlightDefault(raw, workerConfig)
+        : worker
+          ? (workerConfig[name] ?? key.default)
+          : key.default;
+    add(name, key, shown.group, defaultValue, shown);
   }
   for (const [name, key] of Object.entries(connector.config.keys)) add(name, key, 'Connector', key.default);
   for (const name of Object.keys(raw)) add(name, undefined, undefined, undefined);

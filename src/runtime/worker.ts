@@ -223,7 +223,7 @@ export interface OffsetsChange {
 
 /** What a config validation found, key by key, for the class it loaded. */
 export interface ConfigValidation extends ConfigReport {
-  /** The `connector.class` validated against. */
+  /** The `connector.class` validated against, as given (else the plugin of the request). */
   readonly connectorClass: string;
 }
 
@@ -1356,12 +1356,9 @@ export class Worker implements Herder {
       ...(transforms.ok ? [] : transforms.problems.map((p) => ({ ...p, message: hide(p.message) }))),
       ...(this.options.checkClientConfig?.(full) ?? []).map((p) => ({ ...p, message: hide(p.message) })),
     ];
-    // An alias (`FileSource`) is answered with the plugin it resolved to, as Kafka Connect names the class.
-    const listed = pluginAccess === 'listed' ? findPlugin(await this.plugins(), connectorClass) : undefined;
-    return {
-      ...(problems.length === 0 ? report : withProblems(report, problems)),
-      connectorClass: listed?.className ?? connectorClass,
-    };
+    // Named as given (an alias stays an alias), as Kafka Connect names the answer: never the
+    // module path the name resolved to.
+    return { ...(problems.length === 0 ? report : withProblems(report, problems)), connectorClass };
   }
 
   /**

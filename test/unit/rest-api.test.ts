@@ -592,7 +592,16 @@ describe('REST API: plugins and validation', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.name).toBe('line');
-    expect(res.body.groups).toEqual(['Common', 'Connector']);
+    expect(res.body.groups).toEqual([
+      'Common',
+      'Transforms',
+      'Predicates',
+      'Error Handling',
+      'Topic Creation',
+      'Exactly Once Support',
+      'offsets.topic',
+      'Connector',
+    ]);
     expect(res.body.error_count).toBe(3);
     const byName = Object.fromEntries(res.body.configs.map((c: { value: { name: string } }) => [c.value.name, c]));
     expect(byName.name.value.errors).toEqual([expect.stringContaining('Missing required configuration "name"')]);

@@ -1,0 +1,269 @@
+/**
+ * Records Kafka Connect's own answers to `PUT /connector-plugins/FileStreamSourceConnector/config/validate`
+ * as fixtures (test/fixtures/connect-validate/*.json), the reference test/unit/validate-parity.test.ts
+ * compares Tributary's answer with.
+ *
+ * Starts a standalone Kafka Connect worker (the jars of bench/connect/fetch.ts, Java 17+) against
+ * the broker of KAFKA_BOOTSTRAP_SERVERS (default 127.0.0.1:19092), sends each body of CASES and
+ * writes the answer with the Connect version and the request. Run it again after a Connect
+ * upgrade and read the diff:
+ *
+ * ```
+ * KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:19092 npx tsx bench/connect/record-validate.ts
+ * ```
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { freePort } from '../../test/kafka/broker.js';
+import { checkJava, ensureConnectJars } from './fetch.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** Where the fixtures go. */
+export const FIXTURES_DIR: string = resolve(HERE, '..', '..', 'test', 'fixtures', 'connect-validate');
+
+/** The plugin of the URL of every case. */
+export const PLUGIN = 'FileStreamSourceConnector';
+
+/** One recorded request: a fixture file's name and the config body sent. */
+export interface ValidateCase {
+  readonly name: string;
+  readonly description: string;
+  readonly body: Readonly<Record<string, string>>;
+}
+
+/** The bodies sent; the unit test sends the same ones (with Tributary's file connector keys) to Tributary. */
+export const CASES: readonly ValidateCase[] = [
+  {
+    name: 'minimal',
+    description: 'name, connector.class as an alias, the connector topic',
+    body: { 'connector.class': 'FileStreamSource', name: 'validate-minimal', topic: 'lines' },
+  },
+  {
+    name: 'full-class-name',
+    description: 'connector.class as the full class name, without a name',
+    body: { 'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector', topic: 'lines' },
+  },
+  {
+    name: 'transforms-predicates',
+    description: 'two transforms, one with a predicate',
+    body: {
+      'connector.class': 'FileStreamSourceConnector',
+      name: 'validate-transforms',
+      topic: 'lines',
+      transforms: 'addField,drop',
+      'transforms.addField.type': 'org.apache.kafka.connect.transforms.InsertField$Value',
+      'transforms.addField.static.field': 'source',
+      'transforms.addField.static.value': 'file',
+      'transforms.drop.type': 'org.apache.kafka.connect.transforms.Filter',
+      'transforms.drop.predicate': 'isFoo',
+      'transforms.drop.negate': 'true',
+      predicates: 'isFoo',
+      'predicates.isFoo.type': 'org.apache.kafka.connect.transforms.predicates.TopicNameMatches',
+      'predicates.isFoo.pattern': 'foo.*',
+    },
+  },
+  {
+    name: 'error-handling',
+    description: 'every errors.* key a source connector takes',
+    body: {
+      'connector.class': 'FileStreamSource',
+      name: 'validate-errors',
+      topic: 'lines',
+      'errors.tolerance': 'all',
+      'errors.retry.timeout': '30000',
+      'errors.retry.delay.max.ms': '1000',
+      'errors.log.enable': 'true',
+      'errors.log.include.messages': 'true',
+    },
+  },
+  {
+    name: 'topic-creation',
+    description: 'topic.creation.default.* and one more group',
+    body: {
+      'connector.class': 'FileStreamSource',
+      name: 'validate-topic-creation',
+      topic: 'lines',
+      'topic.creation.default.replication.factor': '1',
+      'topic.creation.default.partitions': '3',
+      'topic.creation.groups': 'compacted',
+      'topic.creation.compacted.include': 'state-.*',
+      'topic.creation.compacted.cleanup.policy': 'compact',
+      'topic.creation.compacted.partitions': '1',
+    },
+  },
+  {
+    name: 'exactly-once',
+    description: 'exactly.once.support, transaction.boundary=interval and its interval, offsets.storage.topic',
+    body: {
+      'connector.class': 'FileStreamSource',
+      name: 'validate-eos',
+      topic: 'lines',
+      'exactly.once.support': 'requested',
+      'transaction.boundary': 'interval',
+      'transaction.boundary.interval.ms': '5000',
+      'offsets.storage.topic': 'validate-eos-offsets',
+    },
+  },
+  {
+    name: 'bad-values',
+    description: 'a bad value in each framework group, no name',
+    body: {
+      'connector.class': 'FileStreamSource',
+      topic: 'lines',
+      'tasks.max': 'zero',
+      'errors.tolerance': 'sometimes',
+      'errors.retry.timeout': 'soon',
+      'exactly.once.support': 'maybe',
+      'transaction.boundary': 'never',
+      'transaction.boundary.interval.ms': 'often',
+    },
+  },
+];
+
+/** What a fixture file holds. */
+export interface ValidateFixture {
+  readonly connectVersion: string;
+  readonly mode: 'standalone';
+  readonly description: string;
+  readonly request: { readonly method: 'PUT'; readonly path: string; readonly body: Readonly<Record<string, string>> };
+  readonly status: number;
+  readonly response: unknown;
+}
+
+/** A running standalone Kafka Connect worker. */
+export interface ConnectStandalone {
+  readonly version: string;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a standalone Kafka Connect worker (StringConverter for keys and values, its own plugins
+ * only) on a free port against `bootstrap`; resolves once its REST API answers.
+ *
+ * @throws SetupError when Java or the jars are missing; Error when Connect exits or does not answer within 120 s
+ */
+export async function startConnectStandalone(bootstrap: string): Promise<ConnectStandalone> {
+  const [{ java }, jars] = await Promise.all([checkJava(), ensureConnectJars()]);
+  const dir = await mkdtemp(join(tmpdir(), 'tributary-connect-validate-'));
+  const port = await freePort();
+  const worker = join(dir, 'worker.properties');
+  const log4j = join(dir, 'log4j2.properties');
+  await writeFile(
+    worker,
+    Object.entries({
+      'bootstrap.servers': bootstrap,
+      'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+      'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
+      'offset.storage.file.filename': join(dir, 'offsets'),
+      listeners: `http://127.0.0.1:${port}`,
+      // Connect's own plugins declare themselves for ServiceLoader: no classpath scan, a faster start.
+      'plugin.discovery': 'service_load',
+    })
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+  );
+  await writeFile(
+    log4j,
+    [
+      'status = warn',
+      'appender.out.type = Console',
+      'appender.out.name = OUT',
+      'appender.out.layout.type = PatternLayout',
+      'appender.out.layout.pattern = [%d] %p %m (%c)%n',
+      'rootLogger.level = WARN',
+      'rootLogger.appenderRef.out.ref = OUT',
+      '',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn(
+    java,
+    [
+      '-Xms128M',
+      '-Xmx512M',
+      // Startup matters more than peak speed here: C1 only.
+      '-XX:TieredStopAtLevel=1',
+      `-Dlog4j2.configurationFile=${log4j}`,
+      '-cp',
+      `${jars.libs}/*`,
+      'org.apache.kafka.connect.cli.ConnectStandalone',
+      worker,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const output: string[] = [];
+  const keep = (b: Buffer): void => {
+    output.push(b.toString('utf8'));
+    if (output.length > 200) output.shift();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`Kafka Connect exited (${child.exitCode}):\n${output.join('')}`);
+      const up = await fetch(`${url}/connector-plugins`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (up) break;
+      if (Date.now() > deadline) throw new Error(`Kafka Connect did not answer within 120 s:\n${output.join('')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { version: jars.version, url, stop };
+}
+
+/** Sends one case to a Kafka Connect worker; the fixture it makes. */
+export async function validateCase(connect: ConnectStandalone, c: ValidateCase): Promise<ValidateFixture> {
+  const path = `/connector-plugins/${PLUGIN}/config/validate`;
+  const res = await fetch(`${connect.url}${path}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(c.body),
+  });
+  return {
+    connectVersion: connect.version,
+    mode: 'standalone',
+    description: c.description,
+    request: { method: 'PUT', path, body: c.body },
+    status: res.status,
+    response: await res.json(),
+  };
+}
+
+async function main(): Promise<void> {
+  const connect = await startConnectStandalone(process.env.KAFKA_BOOTSTRAP_SERVERS?.trim() || '127.0.0.1:19092');
+  try {
+    await mkdir(FIXTURES_DIR, { recursive: true });
+    for (const c of CASES) {
+      const fixture = await validateCase(connect, c);
+      await writeFile(join(FIXTURES_DIR, `${c.name}.json`), `${JSON.stringify(fixture, null, 2)}\n`);
+      process.stderr.write(`${c.name}: ${fixture.status}\n`);
+    }
+  } finally {
+    await connect.stop();
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}
