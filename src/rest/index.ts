@@ -5,6 +5,7 @@
  * @module
  */
 export { type BasicCredentials, checkBasicAuth } from './basic-auth.js';
+export { type CrossOriginPolicy, SAME_ORIGIN_ONLY } from './cross-origin.js';
 export { createRestApp, type RestAppContext } from './rest-app.js';
 export { type ErrorBody, RestError } from './rest-error.js';
 export {

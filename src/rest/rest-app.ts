@@ -7,6 +7,7 @@ import type { LoggerLevels } from '../runtime/logger-levels.js';
 import { MAX_CONNECTOR_NAME_LENGTH, type PluginAccess, type Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
+import { crossOriginHooks } from './cross-origin.js';
 import { addLeaderForwarding, type LeaderLocator } from './leader-forwarding.js';
 import { addLoggersRoutes, addObservabilityRoutes } from './observability-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
@@ -103,7 +104,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   });
 
   // JSON bodies only (a browser cannot send that cross-site without a CORS preflight, which is
-  // never granted); an empty body with a JSON content type is no body, as Kafka Connect takes it.
+  // granted only to access.control.allow.origin); an empty body with a JSON content type is no body, as Kafka Connect takes it.
   app.removeContentTypeParser('application/json');
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -163,6 +164,11 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
     });
   }
 
+  // Preflights carry no credentials, so they are answered before authentication; the refusal of a
+  // page of another origin comes after it, so a request without credentials still gets its 401.
+  const crossOrigin = crossOriginHooks(options.crossOrigin, tls !== undefined);
+  crossOrigin.preflight(app);
+
   const credentials = options.basicAuth;
   if (credentials) {
     app.addHook('onRequest', async (request, reply) => {
@@ -171,6 +177,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
       return reply.code(401).header('WWW-Authenticate', BASIC_CHALLENGE).send({ error_code: 401, message: outcome.message });
     });
   }
+  crossOrigin.guard(app);
 
   app.addHook('onResponse', async (request, reply) => {
     const fields = {

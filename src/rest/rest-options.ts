@@ -4,6 +4,7 @@ import { ConfigError, isTributaryError } from '../api/errors.js';
 import { resolveKafkaSecurity } from '../kafka/security-config.js';
 import type { CertificateValidity } from '../runtime/certificate-validity.js';
 import { timerProblems } from '../runtime/task-settings.js';
+import { CORS_METHODS, type CrossOriginPolicy, SAME_ORIGIN_ONLY } from './cross-origin.js';
 
 /** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
 export const DEFAULT_LISTENER = 'http://127.0.0.1:8083';
@@ -59,6 +60,18 @@ export const restConfig = defineConfig({
     description:
       'File holding the password of HTTP basic authentication (a trailing newline is ignored), instead of rest.basic.auth.password.',
   },
+  'access.control.allow.origin': {
+    type: configTypes.string,
+    default: '',
+    description:
+      "Web pages of which other origins may change connectors through a browser (Kafka Connect's CORS key): comma-separated origins such as https://admin.example.com or http://localhost:3000, or * for every page on the web. Default: none, only pages the worker serves itself (the status page); a state-changing request a browser sends from any other page is answered 403. Clients that are not browsers (curl, kcctl) are not affected.",
+  },
+  'access.control.allow.methods': {
+    type: configTypes.string,
+    default: '',
+    description:
+      'The methods the origins of access.control.allow.origin may use, comma-separated (GET, HEAD, POST, PUT, PATCH, DELETE); default, as Kafka Connect: GET, POST, HEAD.',
+  },
   'rest.plugin.module.paths.enable': {
     type: configTypes.boolean,
     default: false,
@@ -87,6 +100,8 @@ export interface RestOptions {
   readonly tls: RestTls | undefined;
   /** `rest.advertised.listener`: the scheme other workers use; default the listener's. */
   readonly advertisedListener: 'http' | 'https';
+  /** `access.control.allow.origin` and `access.control.allow.methods`: which pages of other origins may change things. */
+  readonly crossOrigin: CrossOriginPolicy;
 }
 
 /** TLS of an `https://` REST listener, from `listeners.https.ssl.*` (or the worker's `ssl.*`). */
@@ -237,6 +252,7 @@ export async function resolveRestOptions(
       `rest.plugin.module.paths.enable=true lets any client of the REST API run code on this machine, so it needs a loopback listener (127.0.0.1, ::1 or localhost), got ${listener.host}: remove the setting, or listen on loopback`,
     );
   }
+  const crossOrigin = resolveCrossOrigin(c['access.control.allow.origin'], c['access.control.allow.methods'], problems);
   if (problems.length > 0) throw new ConfigError('REST settings of the worker config', problems);
   return {
     host: listener.host,
@@ -249,7 +265,64 @@ export async function resolveRestOptions(
     pluginModulePaths,
     tls,
     advertisedListener,
+    crossOrigin,
   };
+}
+
+/**
+ * `access.control.allow.origin` and `access.control.allow.methods` as a policy. Origins are
+ * compared as browsers send them (`scheme://host[:port]`, no path, default port left out), so
+ * each entry must be one; Jetty's `*` inside an origin (`https://*.example.com`) is refused
+ * rather than taken literally.
+ */
+function resolveCrossOrigin(originsRaw: string, methodsRaw: string, problems: string[]): CrossOriginPolicy {
+  const entries = originsRaw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  const methodEntries = methodsRaw
+    .split(',')
+    .map((m) => m.trim().toUpperCase())
+    .filter(Boolean);
+  if (entries.length === 0) {
+    if (methodEntries.length > 0)
+      problems.push(
+        'access.control.allow.methods is set but access.control.allow.origin is not, so no other origin may use those methods: set access.control.allow.origin too, or remove access.control.allow.methods',
+      );
+    return SAME_ORIGIN_ONLY;
+  }
+  for (const m of methodEntries) {
+    if (!(CORS_METHODS as readonly string[]).includes(m))
+      problems.push(`access.control.allow.methods: "${m}" is not one of ${CORS_METHODS.join(', ')}`);
+  }
+  const methods = methodEntries.length > 0 ? [...new Set(methodEntries)] : SAME_ORIGIN_ONLY.methods;
+  if (entries.includes('*')) {
+    if (entries.length > 1)
+      problems.push(`access.control.allow.origin: * allows every origin, so give it alone, got ${originsRaw.trim()}`);
+    return { origins: '*', methods };
+  }
+  const origins: string[] = [];
+  const accepted =
+    'accepted: origins as a browser sends them, scheme://host[:port] with no path, e.g. https://admin.example.com or http://localhost:3000, comma-separated; or * alone for every origin';
+  for (const entry of entries) {
+    let origin: string | undefined;
+    try {
+      const url = new URL(entry);
+      const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && bare && !entry.endsWith('?') && !entry.endsWith('#'))
+        origin = url.origin;
+    } catch {
+      origin = undefined;
+    }
+    if (entry.includes('*')) {
+      problems.push(
+        `access.control.allow.origin: "${entry}": a * inside an origin is not supported (each origin is compared whole); list each origin, or give * alone for every origin`,
+      );
+    } else if (origin === undefined) {
+      problems.push(`access.control.allow.origin: "${entry}" is not an origin; ${accepted}`);
+    } else origins.push(origin);
+  }
+  return { origins, methods };
 }
 
 function isLoopback(host: string): boolean {

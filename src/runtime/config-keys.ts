@@ -75,8 +75,6 @@ export const KAFKA_CONNECT_WORKER_KEYS: KnownKeys = {
     'scheduled.rebalance.max.delay.ms',
     'worker.sync.timeout.ms',
     'worker.unsync.backoff.ms',
-    'access.control.allow.origin',
-    'access.control.allow.methods',
     'admin.listeners',
     'rest.extension.classes',
     'response.http.headers.config',

@@ -15,7 +15,7 @@ export {
   WorkerMetrics,
   type WorkerMetricsOptions,
 } from '../metrics/worker-metrics.js';
-export { type RestOptions, RestServer, resolveRestOptions } from '../rest/index.js';
+export { type CrossOriginPolicy, type RestOptions, RestServer, resolveRestOptions } from '../rest/index.js';
 export { ConnectorOffsetStore, type ConnectorOffsetStoreOptions } from '../storage/connector-offset-store.js';
 export { FileOffsetStore } from '../storage/file-offset-store.js';
 export { MemoryOffsetStore } from '../storage/memory-offset-store.js';
