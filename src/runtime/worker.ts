@@ -241,6 +241,14 @@ interface TaskSlot {
   readonly restartFailure?: string;
 }
 
+/** A task that could not be started (its sender, its transforms or its topics): shown FAILED, started again by a restart. */
+interface FailedTask {
+  /** The error's trace, as the status shows it (masked there). */
+  readonly trace: string;
+  /** Standalone: the task's config, which a restart starts it with (in distributed mode the placement has it). */
+  readonly own?: { readonly config: unknown };
+}
+
 /** Everything a connector runs with, replaced as one by a config update. */
 interface ConnectorSpec {
   /** As given: `${provider:path:key}` references unresolved (what REST answers and logs show). */
@@ -295,8 +303,8 @@ export class ConnectorRunner {
   private readonly restartingTasks = new Map<number, number>();
   /** Distributed mode: what of this connector runs here; undefined in standalone mode. */
   private placement: ConnectorPlacement | undefined;
-  /** Distributed mode: placed tasks that could not be created, with the error's trace. */
-  private readonly failedTasks = new Map<number, string>();
+  /** Tasks that could not be started (created, in distributed mode placed), by task id. */
+  private readonly failedTasks = new Map<number, FailedTask>();
 
   constructor(
     readonly name: string,
@@ -340,15 +348,36 @@ export class ConnectorRunner {
 
   /** The config (secrets masked) and task ids. */
   describe(): ConnectorDescription {
-    return { name: this.name, config: this.maskedConfig(), tasks: this.tasks.map((t) => t.id) };
+    return { name: this.name, config: this.maskedConfig(), tasks: this.taskIds() };
   }
 
-  /** The task configs, secrets masked, by task id. */
+  /** The task configs, secrets masked, by task id (a task that could not be started included). */
   taskConfigs(): Array<{ id: number; config: unknown }> {
-    return this.tasks.map((t) => ({
-      id: t.id,
-      config: scrubResolved(maskTaskConfig(unresolve(t.config, this.spec), this.spec.resolved, this.spec.passwords), this.spec),
+    return this.allTaskConfigs().map(({ id, config }) => ({
+      id,
+      config: scrubResolved(maskTaskConfig(unresolve(config, this.spec), this.spec.resolved, this.spec.passwords), this.spec),
     }));
+  }
+
+  /** The ids of the tasks, running or FAILED, sorted. */
+  private taskIds(): number[] {
+    return [...new Set([...this.tasks.map((t) => t.id), ...this.failedTasks.keys()])].sort((a, b) => a - b);
+  }
+
+  /** Each task's config by id, sorted: those that run and those that could not be started (standalone). */
+  private allTaskConfigs(): Array<{ id: number; config: unknown }> {
+    const configs = this.tasks.map((t) => ({ id: t.id, config: t.config }));
+    for (const [id, failed] of this.failedTasks) if (failed.own) configs.push({ id, config: failed.own.config });
+    return configs.sort((a, b) => a.id - b.id);
+  }
+
+  /** Whether `configs` are the task configs this connector runs (or could not start) now, task by task. */
+  private sameTaskConfigs(configs: readonly unknown[]): boolean {
+    const current = this.allTaskConfigs();
+    return (
+      current.length === configs.length &&
+      current.every((c, i) => c.id === i && canonicalJson(c.config) === canonicalJson(configs[i]))
+    );
   }
 
   /** The connector's and its tasks' states; secret config values are masked in traces too. */
@@ -392,7 +421,7 @@ export class ConnectorRunner {
         })
         .concat(
           [...this.failedTasks].map(
-            ([id, trace]): TaskStatusInfo =>
+            ([id, { trace }]): TaskStatusInfo =>
               this.restartingTasks.has(id)
                 ? { id, state: 'RESTARTING', workerId, version: this.spec.version }
                 : { id, state: 'FAILED', workerId, version: this.spec.version, trace: mask(trace) },
@@ -497,13 +526,14 @@ export class ConnectorRunner {
   /**
    * Stops one task and starts it again with the same config. A task that cannot be created
    * again (its sender cannot be, say) is FAILED with the error's trace and logged, as at start;
-   * the error is thrown too. Distributed mode: a placed task that could not be created is
-   * created again.
+   * the error is thrown too. A task that could not be started (or, in distributed mode, a placed
+   * task that could not be created) is started again.
    */
   async restartTask(id: number): Promise<void> {
     let current: TaskSlot | undefined = this.tasks.find((t) => t.id === id);
-    const placed = current === undefined && this.failedTasks.has(id) ? this.placement?.tasks.get(id) : current?.placed;
-    if (current === undefined && placed === undefined) throw this.taskNotFound(id);
+    const failed = current === undefined ? this.failedTasks.get(id) : undefined;
+    const placed = failed !== undefined ? this.placement?.tasks.get(id) : current?.placed;
+    if (current === undefined && failed?.own === undefined && placed === undefined) throw this.taskNotFound(id);
     const put = (next: TaskSlot) => {
       const at = current === undefined ? -1 : this.tasks.indexOf(current);
       if (at >= 0) this.tasks[at] = next;
@@ -515,7 +545,7 @@ export class ConnectorRunner {
       await current.runner.stop();
       await current.sender.close().catch(() => {});
     }
-    const config = current?.config ?? resolveAgain(placed, this.spec);
+    const config = current ? current.config : failed?.own ? failed.own.config : resolveAgain(placed, this.spec);
     let fresh: TaskSlot | undefined;
     try {
       fresh = await this.createTask(id, config, (this.instance ?? new this.spec.connectorClass()).taskClass);
@@ -528,7 +558,7 @@ export class ConnectorRunner {
         await fresh.sender.close().catch(() => {});
       }
       const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to restart`);
-      if (current === undefined) this.failedTasks.set(id, traceOf(error));
+      if (current === undefined) this.failedTasks.set(id, { trace: traceOf(error), ...(failed?.own ? { own: failed.own } : {}) });
       else put({ ...current, restartFailure: traceOf(error) });
       this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
       throw error;
@@ -538,7 +568,7 @@ export class ConnectorRunner {
 
   /** The error for a task id this connector does not have. */
   taskNotFound(id: number): TributaryError {
-    const ids = this.tasks.map((t) => t.id);
+    const ids = this.taskIds();
     return new TributaryError(
       'TASK_NOT_FOUND',
       `Task ${id} of connector ${this.name} not found: ${ids.length === 0 ? `the connector has no tasks (it is ${this.state})` : `its task ids are ${ids.join(', ')}`}`,
@@ -608,31 +638,14 @@ export class ConnectorRunner {
           connectorConfig: { ...this.spec.resolved },
         });
       } catch (e) {
-        // As in standalone, where this fails the connector's start: each task that would start here is FAILED.
+        // As in standalone: each task that would start here is FAILED.
         const error = toTributaryError(e, 'TASK_START_FAILED', `Preparing the topics of connector '${this.name}' failed`);
-        for (const [id] of fresh) this.failedTasks.set(id, traceOf(error));
+        for (const [id] of fresh) this.failedTasks.set(id, { trace: traceOf(error) });
         log.error({ event: 'task.failed', err: error }, error.message);
         fresh.length = 0;
       }
     }
-    for (const [id, config] of fresh) {
-      let slot: TaskSlot | undefined;
-      try {
-        slot = await this.createTask(id, resolveAgain(config, this.spec), taskClass);
-        slot.placed = config;
-        this.tasks.push(slot);
-        await slot.runner.start();
-      } catch (e) {
-        if (slot !== undefined) {
-          this.tasks = this.tasks.filter((t) => t !== slot);
-          await slot.runner.stop().catch(() => {});
-          await slot.sender.close().catch(() => {});
-        }
-        const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to start`);
-        this.failedTasks.set(id, traceOf(error));
-        log.error({ task: id, event: 'task.failed', err: error }, error.message);
-      }
-    }
+    for (const [id, config] of fresh) await this.startTask(id, resolveAgain(config, this.spec), taskClass, config);
     for (const t of this.tasks) target === 'PAUSED' ? t.runner.pause() : t.runner.resume();
   }
 
@@ -658,11 +671,10 @@ export class ConnectorRunner {
       this.log.info({ event: 'connector.restarted' }, 'connector restarted');
       return new Set();
     }
-    const current = this.tasks.map((t) => canonicalJson(t.config));
-    const same = current.length === configs.length && configs.every((c, i) => canonicalJson(c) === current[i]);
     let restarted = new Set<number>();
-    if (!same || this.tasks.length === 0) {
-      restarted = new Set(this.tasks.map((t) => t.id));
+    // Tasks that could not be started stay FAILED, as in Kafka Connect: includeTasks restarts them.
+    if (!this.sameTaskConfigs(configs) || this.taskIds().length === 0) {
+      restarted = new Set(this.taskIds());
       await this.shutdownTasks();
       await this.startTasks(configs);
     }
@@ -714,34 +726,62 @@ export class ConnectorRunner {
       await this.placement.publishTaskConfigs(configs.map((c) => unresolve(c, this.spec)));
       return;
     }
-    const current = this.tasks.map((t) => canonicalJson(t.config));
-    if (current.length === configs.length && configs.every((c, i) => canonicalJson(c) === current[i])) return;
+    if (this.sameTaskConfigs(configs)) return;
     await this.shutdownTasks();
     await this.startTasks(configs);
     this.log.info({ event: 'connector.tasks.reconfigured', tasks: configs.length }, 'tasks reconfigured');
   }
 
-  /** Starts one task per config; on failure stops everything, marks the connector FAILED and throws. */
+  /**
+   * Starts one task per config (standalone). As in Kafka Connect, a task that cannot be started
+   * (its producer cannot connect, a transform refuses its config, its topics cannot be
+   * created) is FAILED with the error's trace and logged, the others start, and the connector
+   * stays as it is; a restart of the task starts it again. A task whose `start()` throws is
+   * FAILED by its runner.
+   */
   private async startTasks(configs: unknown[]): Promise<void> {
     const { options } = this.worker;
+    let taskClass: SourceConnector['taskClass'];
+    let step = 'Preparing the tasks';
     try {
       const settings = resolveTaskSettings(options.config, this.spec.resolved);
+      taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
+      step = 'Preparing the topics';
       await options.prepareTopics?.({
         connector: this.name,
         heartbeatTopic: settings.heartbeatTopic,
         connectorConfig: { ...this.spec.resolved },
       });
-      const taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
-      for (const [taskId, taskConfig] of configs.entries()) {
-        const slot = await this.createTask(taskId, taskConfig, taskClass);
-        this.tasks.push(slot);
-        await slot.runner.start();
-      }
     } catch (e) {
-      await this.shutdownAll();
-      const error = toTributaryError(e, 'CONNECTOR_FAILED', `Tasks of connector '${this.name}' failed to start`);
-      this.markFailed(error);
-      throw error;
+      const error = toTributaryError(e, 'TASK_START_FAILED', `${step} of connector '${this.name}' failed`);
+      for (const [id, config] of configs.entries()) this.failedTasks.set(id, { trace: traceOf(error), own: { config } });
+      this.log.error({ event: 'task.failed', err: error }, error.message);
+      return;
+    }
+    for (const [id, config] of configs.entries()) await this.startTask(id, config, taskClass);
+  }
+
+  /**
+   * Creates and starts one task. One that cannot be created (its sender, its transforms) is
+   * FAILED with the error's trace and logged, not thrown: standalone keeps its config for a
+   * restart, distributed mode (`placed`: the config as the cluster stores it) has the placement.
+   */
+  private async startTask(id: number, config: unknown, taskClass: SourceConnector['taskClass'], placed?: unknown): Promise<void> {
+    let slot: TaskSlot | undefined;
+    try {
+      slot = await this.createTask(id, config, taskClass);
+      if (placed !== undefined) slot.placed = placed;
+      this.tasks.push(slot);
+      await slot.runner.start();
+    } catch (e) {
+      if (slot !== undefined) {
+        this.tasks = this.tasks.filter((t) => t !== slot);
+        await slot.runner.stop().catch(() => {});
+        await slot.sender.close().catch(() => {});
+      }
+      const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to start`);
+      this.failedTasks.set(id, { trace: traceOf(error), ...(this.placement ? {} : { own: { config } }) });
+      this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
     }
   }
 
@@ -829,6 +869,7 @@ export class ConnectorRunner {
   private async shutdownTasks(): Promise<void> {
     const tasks = this.tasks;
     this.tasks = [];
+    this.failedTasks.clear();
     await Promise.all(
       tasks.map(async (t) => {
         await t.runner.stop();
@@ -1022,11 +1063,14 @@ export class Worker implements Herder {
    * (3) registers the connector STOPPED; (4) removes every offset left by an earlier connector
    * of the same name and writes the given ones; (5) moves to `initialState` (RUNNING by
    * default). A failure at any step undoes the earlier ones: the connector is removed and the
-   * offsets of the name are as they were before. Of two creates of one name, the second fails
-   * with CONNECTOR_EXISTS before it touches anything.
+   * offsets of the name are as they were before; with offsets, a connector or task that fails
+   * to start is such a failure (CONNECTOR_FAILED). Without offsets the connector is created
+   * all the same and shows it FAILED, as in Kafka Connect: a task that cannot be started (its
+   * producer, its transforms, its topics) is FAILED with the error as its trace. Of two creates
+   * of one name, the second fails with CONNECTOR_EXISTS before it touches anything.
    *
    * @throws TributaryError CONFIG_INVALID, PLUGIN_NOT_FOUND, OFFSET_DECODE, OFFSET_REJECTED,
-   *   CONNECTOR_EXISTS, WORKER_STOPPING, or whatever the offset store or a sender failed with
+   *   CONNECTOR_EXISTS, CONNECTOR_FAILED, WORKER_STOPPING, or whatever the offset store failed with
    */
   async createConnector(
     name: string,
@@ -1077,13 +1121,22 @@ export class Worker implements Herder {
             await step('write-offsets');
           }
           await runner.transition(options.initialState ?? 'RUNNING');
-          // With initial offsets a create is all or nothing (KIP-995): a connector that failed
-          // to start is undone. A plain create keeps Kafka Connect's behaviour: 201, FAILED.
-          if (entries && runner.state === 'FAILED') {
-            throw new TributaryError(
-              'CONNECTOR_FAILED',
-              `Connector '${name}' failed to start, so it was not created and the offsets of its name were put back as they were; the worker's log has the cause`,
-            );
+          // With initial offsets a create is all or nothing (KIP-995): a connector or a task that
+          // failed to start is undone. A plain create keeps Kafka Connect's behaviour: the
+          // connector is created and shows what failed (FAILED, with its trace).
+          if (entries) {
+            const status = runner.status();
+            const task = status.connector.state === 'FAILED' ? undefined : status.tasks.find((t) => t.state === 'FAILED');
+            if (status.connector.state === 'FAILED' || task !== undefined) {
+              // The trace's first line is the error's name and message (masked, as the status shows it).
+              const cause = (task ?? status.connector).trace?.split('\n')[0]?.replace(/^\w*Error: /, '');
+              const lead = `${task === undefined ? 'Connector' : `Task ${task.id} of connector`} '${name}' failed to start`;
+              const detail = cause === undefined ? lead : cause.startsWith(lead) ? cause : `${lead}: ${cause}`;
+              throw new TributaryError(
+                'CONNECTOR_FAILED',
+                `${detail} (so the connector was not created, and the offsets of its name were put back as they were)`,
+              );
+            }
           }
           await step('start');
         } catch (e) {

@@ -159,17 +159,8 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
 
   /** Starts a worker that must fail at start; returns the error. */
   async function failingStart(settings: Record<string, string>): Promise<{ error: Error }> {
-    return failingStartWith(settings, []);
-  }
-
-  async function failingStartWith(
-    settings: Record<string, string>,
-    connectors: Array<Record<string, string>>,
-  ): Promise<{ error: Error }> {
     try {
-      const worker = await runStandalone(
-        await files({ ...settings, 'offset.storage.topic': uniqueTopic('offsets') }, connectors),
-      );
+      const worker = await runStandalone(await files({ ...settings, 'offset.storage.topic': uniqueTopic('offsets') }, []));
       await worker.stop();
     } catch (e) {
       return { error: e as Error };
@@ -231,20 +222,65 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
     }
   });
 
-  it("fails at the task's start, saying so, when producer.override.sasl.jaas.config has a wrong password and the worker's is right", async () => {
+  it("fails the task's start, saying so in its trace, when producer.override.sasl.jaas.config has a wrong password and the worker's is right; the connector stays (file and POST /connectors alike) and a PUT with the right password runs it", async () => {
     const topic = uniqueTopic('secure-override');
     await createTopic(topic);
-    const { error } = await failingStartWith({ ...cases['SASL_SSL with PLAIN']?.() }, [
-      {
-        name: 'wrong',
-        'connector.class': `${fixture}#FixtureConnector`,
-        topic,
-        'producer.override.sasl.jaas.config': PLAIN('alice', 'nope-nope'),
-      },
-    ]);
-    expect(isTributaryError(error) && error.code).toBe('BROKER_SECURITY');
-    expect(error.message).toMatch(/producer of connector 'wrong' task 0: .*authentication failed as user 'alice' with PLAIN/);
-    expect(error.message).not.toContain('nope-nope');
+    const config = (password: string) => ({
+      'connector.class': `${fixture}#FixtureConnector`,
+      topic,
+      count: '4',
+      'producer.override.sasl.jaas.config': PLAIN('alice', password),
+    });
+    const worker = await runStandalone(
+      await files(
+        {
+          ...cases['SASL_SSL with PLAIN']?.(),
+          'offset.storage.topic': uniqueTopic('secure-offsets'),
+          'connector.client.config.override.policy': 'All',
+          listeners: 'http://127.0.0.1:0',
+          'rest.plugin.module.paths.enable': 'true',
+        },
+        [{ name: 'wrong', ...config('nope-nope') }],
+      ),
+    );
+    try {
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`${worker.rest?.url}${path}`, {
+          method,
+          ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      type Status = { connector: { state: string }; tasks: Array<{ id: number; state: string; trace?: string }> };
+      const status = async (name: string) => (await call('GET', `/connectors/${name}/status`)).body as unknown as Status;
+      const expectAuthFailure = async (name: string) => {
+        const s = await status(name);
+        expect(s.connector.state).toBe('RUNNING');
+        expect(s.tasks).toEqual([expect.objectContaining({ id: 0, state: 'FAILED' })]);
+        expect(s.tasks[0]?.trace).toMatch(
+          new RegExp(`producer of connector '${name}' task 0: .*authentication failed as user 'alice' with PLAIN`),
+        );
+        expect(s.tasks[0]?.trace).not.toContain('nope-nope');
+      };
+      // From the connector file: the worker starts, the task is FAILED.
+      await expectAuthFailure('wrong');
+      // From a request: 201, the connector stays, its task FAILED with the authentication error.
+      const created = await call('POST', '/connectors', { name: 'posted', config: config('nope-nope') });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ name: 'posted', tasks: [{ connector: 'posted', task: 0 }] });
+      await expectAuthFailure('posted');
+      expect((await call('GET', '/connectors')).body).toEqual(['posted', 'wrong']);
+      // The same config again: 200, FAILED again, never a 500.
+      expect((await call('PUT', '/connectors/posted/config', config('nope-nope'))).status).toBe(200);
+      await expectAuthFailure('posted');
+      // The right password: the task runs and its records arrive.
+      expect((await call('PUT', '/connectors/posted/config', config('alice-secret'))).status).toBe(200);
+      expect((await status('posted')).tasks).toEqual([expect.objectContaining({ id: 0, state: 'RUNNING' })]);
+      const records = await consumeAll(topic, 4, 30_000, testKafka(broker().bootstrapServers));
+      expect(records.map((r) => JSON.parse(String(r.value)).i).sort()).toEqual([0, 1, 2, 3]);
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('librdkafka alone reports a wrong password with its own line at once, not after the metadata timeout', async () => {

@@ -182,7 +182,7 @@ describe('worker create and validate with exactly.once.support=required', () => 
     await w.stop();
   });
 
-  it('fails the connector with a clear error when the sender is not transactional, and closes that sender', async () => {
+  it('fails the task with a clear error when the sender is not transactional, and closes that sender', async () => {
     let closed = 0;
     const sender = new MockSender(systemClock);
     const w = new Worker({
@@ -195,7 +195,11 @@ describe('worker create and validate with exactly.once.support=required', () => 
       loadConnector: async () => ExactlyOnceDatagen,
     });
     await w.start();
-    await expect(w.createConnector('d', base)).rejects.toThrow(/needs a transactional Kafka sender/);
+    // As any task that cannot be started: FAILED with the reason, the connector created and kept.
+    await w.createConnector('d', base);
+    expect(w.connectorStatus('d').tasks).toEqual([
+      expect.objectContaining({ id: 0, state: 'FAILED', trace: expect.stringMatching(/needs a transactional Kafka sender/) }),
+    ]);
     expect(closed).toBe(1);
     await w.stop();
   });
