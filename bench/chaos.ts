@@ -26,7 +26,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../src/kafka/kafkajs-fixes.js';
 import { TopicAdmin } from '../src/kafka/topic-admin.js';
 import type { TopicRecord } from '../src/kafka/topic-reader.js';
 import {

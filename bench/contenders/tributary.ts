@@ -7,7 +7,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../../src/kafka/kafkajs-fixes.js';
 import { KafkaOffsetStore } from '../../src/storage/kafka-offset-store.js';
 import type { BenchSettings } from '../lib/settings.js';
 import { type Contender, type Launch, properties, type RunContext, sumOfOffsets } from './contender.js';

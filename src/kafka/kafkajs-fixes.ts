@@ -1,6 +1,6 @@
 /**
  * kafkajs as Tributary loads it: kafkajs 2.2.4 with six costs of its producer removed, the same
- * bytes on the wire. Every module of Tributary that needs kafkajs's values (`Kafka`, `logLevel`,
+ * bytes on the wire, and its consumer's read_committed filter made Kafka's (7.). Every module of Tributary that needs kafkajs's values (`Kafka`, `logLevel`,
  * ...) takes them from here, never from 'kafkajs' itself (test/unit/kafkajs-fixes.test.ts checks
  * that), so the fixes are in place before kafkajs first loads, in the main thread and in each
  * producer thread alike.
@@ -46,6 +46,13 @@
  *    buffer whose memory the system must first map in. The fixed module writes the framing of a
  *    one-pass Produce body into room left before it (`frameRequest`), no copy, and copies any
  *    other request once.
+ * 7. `consumer/filterAbortedMessages.js`, which drops the records of aborted transactions from
+ *    what every read_committed consumer gets (the offset, config and status stores' readers),
+ *    takes the broker's list of aborted transactions for one ordered by first offset and steps
+ *    through it one entry per record; the broker lists them by ABORT marker. When aborted
+ *    transactions of two producers overlap in a partition, kafkajs hands out the records of one
+ *    of them as committed. {@link filterAbortedMessages} filters as Kafka's Java consumer does
+ *    (src/kafka/kafkajs-aborted-filter.ts). This one changes what is read, not only how fast.
  *
  * The first two halve kafkajs's CPU per record (docs/benchmarks.md, sixth pass); the third
  * roughly halves it again (seventh pass); with the last three and the one-pass body, encoding a
@@ -53,13 +60,15 @@
  * no release since 2023. The fixes are made only to kafkajs 2.2.4's own files, checked against
  * their exact text; anything else (another version, a file already changed, kafkajs loaded
  * before this module) leaves that part of kafkajs as it is, and {@link kafkajsFixes} says why:
- * slower, never different.
+ * for the first six slower, never different; without the seventh a read_committed read can take
+ * records of aborted transactions for committed ones, which {@link KAFKAJS_UNFIXED} says.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type * as Kafkajs from 'kafkajs';
+import { filterAbortedMessages } from './kafkajs-aborted-filter.js';
 import {
   encodeProduceBody,
   type FrameArgs,
@@ -75,7 +84,7 @@ const FIXED = Symbol.for('tributary.kafkajs-fix');
 export interface KafkajsFixes {
   /**
    * The fixes in force, in this order when all are: `groupMessagesPerPartition`, `encoder`,
-   * `framing`, `crc32C`, `record`, `produce-v3-request`.
+   * `framing`, `crc32C`, `record`, `produce-v3-request`, `filterAbortedMessages`.
    */
   readonly applied: readonly string[];
   /** For each fix not in force, why (kafkajs is then used as it is for that part). */
@@ -225,6 +234,9 @@ const FRAMING_EDITS: ReadonlyArray<readonly [from: string, to: string]> = [
 
 /** SHA-256 of kafkajs 2.2.4's `src/protocol/recordBatch/crc32C/crc32C.js`, whole (most of it is its table). */
 const CRC32C_SHA256_2_2_4 = '1c09c7a44e7a207f2dabb920e6bf9f6b1b3fd9cc023e959a9e91ba83e5b6f61a';
+
+/** SHA-256 of kafkajs 2.2.4's `src/consumer/filterAbortedMessages.js`, whole. */
+const FILTER_ABORTED_SHA256_2_2_4 = '54ce50f2a41ee1686da8b73bf8b502c7dd07c9d7cb0a494cdb36a7fc536ced8e';
 
 /**
  * Eight tables of 256: the first is CRC-32C's byte table (the reflected Castagnoli polynomial
@@ -519,14 +531,22 @@ export function installKafkajsFixes(require: NodeJS.Require): KafkajsFixes {
     };
     return m;
   });
+  // kafkajs's consumer/batch.js requires it when kafkajs loads (client, consumer, consumer group).
+  install('filterAbortedMessages', 'kafkajs/src/consumer/filterAbortedMessages.js', (filename) => {
+    const sha256 = createHash('sha256').update(readFileSync(filename)).digest('hex');
+    if (sha256 !== FILTER_ABORTED_SHA256_2_2_4) throw new Error(`${filename} is not kafkajs 2.2.4's`);
+    const m = moduleAt(filename);
+    m.exports = (input: Parameters<typeof filterAbortedMessages>[0]) => filterAbortedMessages(input);
+    return m;
+  });
   return { applied, notApplied };
 }
 
 /** The warning a worker logs when kafkajs runs without the fixes, with {@link KafkajsFixes.notApplied}. */
 export const KAFKAJS_UNFIXED =
-  "kafkajs runs without some or all of Tributary's producer fixes (docs/kafkajs-producer.md): the same records, more slowly";
+  "kafkajs runs without some or all of Tributary's fixes (docs/kafkajs-producer.md): without a producer fix the same records, more slowly; without filterAbortedMessages a read_committed read (the offset, config and status stores) can take records of aborted transactions, when those of two producers overlap, for committed ones";
 
-/** What became of the fixes in this thread; `notApplied` is empty when all six are in force. */
+/** What became of the fixes in this thread; `notApplied` is empty when all seven are in force. */
 export const kafkajsFixes: KafkajsFixes = installKafkajsFixes(require);
 
 const kafkajs = require('kafkajs') as typeof Kafkajs;

@@ -35,7 +35,11 @@ export interface TopicReaderOptions {
  * partition has been consumed up to them, which after the first catch-up only costs one
  * ListOffsets round trip. Positions are taken from kafkajs's end-of-batch events, which also
  * cover batches that hold only transaction markers or aborted records, so a topic shared with
- * transactional (EOS) writers cannot stall it.
+ * transactional (EOS) writers cannot stall it. It reads read_committed: the records of aborted
+ * transactions are dropped by kafkajs's filter as src/kafka/kafkajs-fixes.ts replaces it (as
+ * Kafka's Java consumer does; kafkajs's own takes records for committed when aborted
+ * transactions of two producers overlap), and the positions, from the end-of-batch events, count
+ * the records the filter dropped as read.
  *
  * Costs of the group: joining waits the broker's `group.initial.rebalance.delay.ms` (3 s on a
  * stock broker) once at start; the principal needs Read on the group; an empty group with no

@@ -59,9 +59,9 @@ describeKafka('the built CLI (tsup.config.ts)', () => {
       const got = await consumeAll(topic, 3000, 60_000);
       expect(got).toHaveLength(3000);
       expect(log).toContain('"event":"producer.thread"');
-      // The bundled thread loaded kafkajs with the six fixes (src/kafka/kafkajs-fixes.ts).
+      // The bundled thread loaded kafkajs with the seven fixes (src/kafka/kafkajs-fixes.ts).
       expect(log).toContain(
-        'kafkajs fixes in force on the producer thread: groupMessagesPerPartition, encoder, framing, crc32C, record, produce-v3-request',
+        'kafkajs fixes in force on the producer thread: groupMessagesPerPartition, encoder, framing, crc32C, record, produce-v3-request, filterAbortedMessages',
       );
       expect(log).not.toContain(KAFKAJS_UNFIXED);
     } finally {

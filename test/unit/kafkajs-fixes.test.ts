@@ -1,9 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileFunction } from 'node:vm';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -22,6 +21,7 @@ import {
   type ProduceArgs,
   type ProduceEncoderDeps,
 } from '../../src/kafka/kafkajs-produce-encoder.js';
+import { original } from '../helpers/kafkajs-original.js';
 
 const require = createRequire(import.meta.url);
 const GROUP = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
@@ -30,34 +30,7 @@ const ENCODER = require.resolve('kafkajs/src/protocol/encoder.js');
 const CRC32C = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js');
 const RECORD = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js');
 const FRAMING = require.resolve('kafkajs/src/protocol/request.js');
-const KAFKAJS_SRC = dirname(dirname(ENCODER));
 const FIXED = Symbol.for('tributary.kafkajs-fix');
-
-/**
- * kafkajs's own module from its file, as published, outside the module cache (where the fixed
- * ones are), and so is every kafkajs module it requires, however deep (the request's encoder),
- * each compiled once from its file for this call.
- */
-function original<T>(filename: string): T {
-  const modules = new Map<string, { exports: unknown }>();
-  const load = (file: string): unknown => {
-    const loaded = modules.get(file);
-    if (loaded !== undefined) return loaded.exports;
-    const module = { exports: {} as unknown };
-    modules.set(file, module);
-    const resolve = createRequire(file).resolve;
-    const requireOriginal = (id: string): unknown => {
-      const resolved = resolve(id);
-      return resolved.startsWith(`${KAFKAJS_SRC}/`) ? load(resolved) : require(resolved);
-    };
-    const body = compileFunction(readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], {
-      filename: file,
-    });
-    body.call(module.exports, module.exports, requireOriginal, module, file, dirname(file));
-    return module.exports;
-  };
-  return load(filename) as T;
-}
 
 /** What the one-pass Produce encoder takes from kafkajs: its Long, and its Encoder as Tributary loads it. */
 function kafkajsDeps(): ProduceEncoderDeps {
@@ -85,9 +58,17 @@ afterEach(() => {
 });
 
 describe('kafkajs as Tributary loads it', () => {
-  it('has the six fixes in force, in the modules kafkajs itself requires', () => {
+  it('has the seven fixes in force, in the modules kafkajs itself requires', () => {
     expect(kafkajsFixes).toEqual({
-      applied: ['groupMessagesPerPartition', 'encoder', 'framing', 'crc32C', 'record', 'produce-v3-request'],
+      applied: [
+        'groupMessagesPerPartition',
+        'encoder',
+        'framing',
+        'crc32C',
+        'record',
+        'produce-v3-request',
+        'filterAbortedMessages',
+      ],
       notApplied: [],
     });
     // What kafkajs's sendMessages.js, produce/index.js and every request module get from require().
@@ -101,6 +82,10 @@ describe('kafkajs as Tributary loads it', () => {
     expect(FIXED in (createRequire(REQUEST)('../../../recordBatch/record/v0') as object)).toBe(true);
     // Every request's framing, as kafkajs's connection requires it.
     expect(FIXED in (createRequire(require.resolve('kafkajs/src/network/connection.js'))('../protocol/request') as object)).toBe(
+      true,
+    );
+    // The read_committed filter, as every consumer's Batch requires it.
+    expect(FIXED in (createRequire(require.resolve('kafkajs/src/consumer/batch.js'))('./filterAbortedMessages') as object)).toBe(
       true,
     );
     // And the comparisons below compare against kafkajs's own encoder, not the fixed one.
@@ -778,7 +763,7 @@ describe('installKafkajsFixes', () => {
     const result = installKafkajsFixes(requireWith('2.2.4', cache));
     expect(result.notApplied).toEqual([expect.stringContaining('groupMessagesPerPartition: kafkajs was loaded before')]);
     // The request module was not loaded yet: it is fixed, in that cache only.
-    expect(result.applied).toEqual(['encoder', 'framing', 'crc32C', 'record', 'produce-v3-request']);
+    expect(result.applied).toEqual(['encoder', 'framing', 'crc32C', 'record', 'produce-v3-request', 'filterAbortedMessages']);
     expect(FIXED in ((cache as Record<string, { exports: object }>)[REQUEST]?.exports ?? {})).toBe(true);
   });
 
@@ -824,7 +809,40 @@ describe('installKafkajsFixes', () => {
       fake.resolve = ((id: string) => (id.endsWith('crc32C/crc32C.js') ? changed : require.resolve(id))) as NodeJS.RequireResolve;
       const result = installKafkajsFixes(fake);
       expect(result.notApplied).toEqual([`crc32C: ${changed} is not kafkajs 2.2.4's`]);
-      expect(result.applied).toEqual(['groupMessagesPerPartition', 'encoder', 'framing', 'record', 'produce-v3-request']);
+      expect(result.applied).toEqual([
+        'groupMessagesPerPartition',
+        'encoder',
+        'framing',
+        'record',
+        'produce-v3-request',
+        'filterAbortedMessages',
+      ]);
+      expect(cache[changed]).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leaves a read_committed filter that is not kafkajs 2.2.4's alone, and says so", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tributary-filter-'));
+    try {
+      const changed = join(dir, 'filterAbortedMessages.js');
+      const source = readFileSync(require.resolve('kafkajs/src/consumer/filterAbortedMessages.js'), 'utf8');
+      writeFileSync(changed, source.replace('remainingAbortedTransactions.shift()', 'remainingAbortedTransactions.pop()'));
+      const cache: Record<string, unknown> = {};
+      const fake = requireWith('2.2.4', cache);
+      fake.resolve = ((id: string) =>
+        id.endsWith('consumer/filterAbortedMessages.js') ? changed : require.resolve(id)) as NodeJS.RequireResolve;
+      const result = installKafkajsFixes(fake);
+      expect(result.notApplied).toEqual([`filterAbortedMessages: ${changed} is not kafkajs 2.2.4's`]);
+      expect(result.applied).toEqual([
+        'groupMessagesPerPartition',
+        'encoder',
+        'framing',
+        'crc32C',
+        'record',
+        'produce-v3-request',
+      ]);
       expect(cache[changed]).toBeUndefined();
     } finally {
       rmSync(dir, { recursive: true, force: true });
