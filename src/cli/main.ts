@@ -108,13 +108,21 @@ Docs: ${DOCS}`,
 const SAME_STOP_WINDOW_MS = 1000;
 
 /**
+ * How long a start-up stopped by a signal may take to end (the step under way, then the worker's
+ * graceful stop) before the process exits 1 without waiting: a step that never ends (a
+ * connector whose start() never resolves) must not keep a stopped process alive.
+ */
+const STARTUP_STOP_BOUND_MS = 10_000;
+
+/**
  * Starts a worker and runs it until SIGINT or SIGTERM, which are handled from the first moment:
  * one during start-up stops gracefully too (`start` sees the abort and stops the worker before
  * it resolves), instead of Node's default exit 143. Exit 0 after a graceful stop, 1 when the
  * start or the stop failed; a second signal exits 130 at once, unless it comes within
  * {@link SAME_STOP_WINDOW_MS} of the first: one stop sent by several processes (a process manager
  * signalling the whole process group while npm, npx or tsx forwards the same signal) arrives
- * two or three times at once, and must not cut the graceful stop short.
+ * two or three times at once, and must not cut the graceful stop short. A start-up stopped by a
+ * signal that has not ended {@link STARTUP_STOP_BOUND_MS} later exits 1 without waiting.
  */
 async function runUntilSignalled(start: (signal: AbortSignal) => Promise<{ stop(): Promise<void> }>): Promise<void> {
   const startup = new AbortController();
@@ -142,8 +150,17 @@ async function runUntilSignalled(start: (signal: AbortSignal) => Promise<{ stop(
     }
     stopping = true;
     firstAt = performance.now();
-    if (worker) void finish(worker.stop());
-    else startup.abort();
+    if (worker) {
+      void finish(worker.stop());
+      return;
+    }
+    startup.abort();
+    setTimeout(() => {
+      process.stderr.write(
+        `tributary: ${signal} during start-up, and the start-up has not ended ${STARTUP_STOP_BOUND_MS} ms later (a step under way does not return, e.g. a connector's start()); exiting without waiting for it\n`,
+      );
+      process.exit(1);
+    }, STARTUP_STOP_BOUND_MS);
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
