@@ -11,7 +11,8 @@ import type { FileHandle } from 'node:fs/promises';
  * multi-byte characters its position is smaller than the byte after the line. (Connect itself
  * resumes by skipping `position` *bytes*, so it re-reads from inside an earlier line; the
  * offsets it writes after such a restart count those bytes plus the chars read since, and no
- * reading of them is exact.) Read in turn, the first that holds:
+ * reading of them is exact.) When the first `position` bytes are ASCII both counts agree and
+ * the position is taken as it is (also inside a line). Else, in turn, the first that holds:
  *
  * 1. the byte after the first `position` code units of the file decoded as UTF-8, when it ends
  *    a line (exact for an offset Connect wrote without having resumed inside non-ASCII text,
@@ -108,7 +109,11 @@ export async function bytePositionOfConnectOffset(
         }
         break;
       }
-      if (needed === 0 && units === position && utf16 === undefined) utf16 = pos + 1;
+      if (needed === 0 && units === position && utf16 === undefined) {
+        utf16 = pos + 1;
+        // Both readings agree (ASCII up to here): the position as it is, also inside a line.
+        if (utf16 === position) return { byte: position, reading: 'utf16' };
+      }
       prev = b;
     }
     at += bytesRead;

@@ -133,6 +133,11 @@ describe("taking over Kafka Connect's FileStreamSource offsets", () => {
     await run.stop();
   });
 
+  it('takes a position whose bytes before it are ASCII as it is, also inside a line, as before', async () => {
+    const { values } = await takeOver('abc\ndef\nghé\n', 5);
+    expect(values).toEqual(['ef', 'ghé']);
+  });
+
   it("still resumes this connector's own byte positions from before the fingerprint", async () => {
     const text = 'héllo\nwörld\nnext\n';
     const { values } = await takeOver(text, Buffer.byteLength('héllo\nwörld\n'));
