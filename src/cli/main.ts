@@ -63,13 +63,15 @@ or run the CLI through tsx (npx tsx node_modules/tributary-connect/dist/cli/main
 Docs: ${DOCS}`,
   )
   .action((workerConfig: string, connectorConfigs: string[]) =>
-    runUntilSignalled((signal) =>
-      runStandalone({
-        workerConfigPath: workerConfig,
-        connectorConfigPaths: connectorConfigs ?? [],
-        signal,
-        processGuards: true,
-      }),
+    runUntilSignalled(
+      (signal) =>
+        runStandalone({
+          workerConfigPath: workerConfig,
+          connectorConfigPaths: connectorConfigs ?? [],
+          signal,
+          processGuards: true,
+        }),
+      STANDALONE_STARTUP_STOP_BOUND_MS,
     ),
   );
 
@@ -108,15 +110,29 @@ Docs: ${DOCS}`,
 const SAME_STOP_WINDOW_MS = 1000;
 
 /**
+ * How long a standalone start-up stopped by a signal may take to end (the step under way, then
+ * the worker's graceful stop) before the process exits 1 without waiting: a step that never ends
+ * (a connector whose start() never resolves) must not keep a stopped process alive. Not for
+ * `distributed`: a group join under way must be finished first (the member gets its id with the
+ * join's answer, and must leave with it), and the coordinator bounds that by its own timeouts.
+ */
+const STANDALONE_STARTUP_STOP_BOUND_MS = 10_000;
+
+/**
  * Starts a worker and runs it until SIGINT or SIGTERM, which are handled from the first moment:
  * one during start-up stops gracefully too (`start` sees the abort and stops the worker before
  * it resolves), instead of Node's default exit 143. Exit 0 after a graceful stop, 1 when the
  * start or the stop failed; a second signal exits 130 at once, unless it comes within
  * {@link SAME_STOP_WINDOW_MS} of the first: one stop sent by several processes (a process manager
  * signalling the whole process group while npm, npx or tsx forwards the same signal) arrives
- * two or three times at once, and must not cut the graceful stop short.
+ * two or three times at once, and must not cut the graceful stop short. A start-up stopped by a
+ * signal that has not ended `startupStopBoundMs` later (when given:
+ * {@link STANDALONE_STARTUP_STOP_BOUND_MS}) exits 1 without waiting.
  */
-async function runUntilSignalled(start: (signal: AbortSignal) => Promise<{ stop(): Promise<void> }>): Promise<void> {
+async function runUntilSignalled(
+  start: (signal: AbortSignal) => Promise<{ stop(): Promise<void> }>,
+  startupStopBoundMs?: number,
+): Promise<void> {
   const startup = new AbortController();
   let worker: { stop(): Promise<void> } | undefined;
   let stopping = false;
@@ -142,8 +158,18 @@ async function runUntilSignalled(start: (signal: AbortSignal) => Promise<{ stop(
     }
     stopping = true;
     firstAt = performance.now();
-    if (worker) void finish(worker.stop());
-    else startup.abort();
+    if (worker) {
+      void finish(worker.stop());
+      return;
+    }
+    startup.abort();
+    if (startupStopBoundMs === undefined) return;
+    setTimeout(() => {
+      process.stderr.write(
+        `tributary: ${signal} during start-up, and the start-up has not ended ${startupStopBoundMs} ms later (a step under way does not return, e.g. a connector's start()); exiting without waiting for it\n`,
+      );
+      process.exit(1);
+    }, startupStopBoundMs);
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

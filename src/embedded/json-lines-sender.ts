@@ -1,7 +1,8 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback } from '../runtime/ports.js';
+import { ensureFolderSync } from '../storage/ensure-folder.js';
 
 /** Where the embedded sink writes: a stream (stdout) or a folder with one `<topic>.jsonl` file per topic. */
 export type JsonLinesTarget = { readonly stream: Writable } | { readonly directory: string };
@@ -27,7 +28,8 @@ export class JsonLinesSender implements RecordSender {
     private readonly target: JsonLinesTarget,
     private readonly now: () => number = Date.now,
   ) {
-    if ('directory' in target) mkdirSync(target.directory, { recursive: true });
+    // Not mkdirSync(recursive): on Node 20 it never returns for some paths (see ensureFolder).
+    if ('directory' in target) ensureFolderSync(target.directory);
     // A write error (EPIPE on stdout, a full disk) reaches each record's callback, failing its
     // task; without a listener the stream's 'error' event would end the whole process.
     else target.stream.on('error', ignoreStreamError);

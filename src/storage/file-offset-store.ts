@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, readlink, realpath, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { TributaryError } from '../api/errors.js';
 import { setField } from '../api/json.js';
 import type { JsonObject, OffsetEntry } from '../runtime/ports.js';
+import { ensureFolder } from './ensure-folder.js';
 import { FileLock } from './file-lock.js';
 import { MemoryOffsetStore } from './memory-offset-store.js';
 
@@ -119,7 +120,7 @@ export class FileOffsetStore extends MemoryOffsetStore {
     }
     const text = `${JSON.stringify({ format: FORMAT, connectors }, null, 1)}\n`;
     const dir = dirname(this.target);
-    await mkdir(dir, { recursive: true });
+    await ensureFolder(dir);
     const tmp = join(dir, `.${basename(this.target)}.${process.pid}.${randomUUID()}.tmp`);
     const handle = await open(tmp, 'wx');
     try {
@@ -182,7 +183,7 @@ async function linkTarget(file: string): Promise<string> {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
-    await mkdir(dirname(path), { recursive: true });
+    await ensureFolder(dirname(path));
     const here = join(await realpath(dirname(path)), basename(path));
     let link: string;
     try {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { fstatSync, readSync } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import type { Clock, Logger } from 'tributary-connect';
+import { bytePositionOfConnectOffset } from './connect-position.js';
 
 /** How many bytes at the start of a file its {@link Fingerprint} covers at most. */
 export const FINGERPRINT_BYTES = 1024;
@@ -234,6 +235,18 @@ export class TrackedFile {
     const from = this.openAt;
     let position = from.position;
     try {
+      if (from.fingerprint === undefined && position > 0 && position <= stats.size) {
+        // No fingerprint: Kafka Connect's offset (or one of ours from before it), whose position
+        // counts UTF-16 code units, not bytes, once the file has multi-byte characters.
+        const { byte, reading } = await bytePositionOfConnectOffset(handle, position, this.options.buffer);
+        if (byte !== position) {
+          this.options.logger.info(
+            { event: 'file.position.converted', file: this.filename, position, byte, reading },
+            `the committed position ${position} of ${this.filename} has no fingerprint (Kafka Connect's FileStreamSource offset): ${reading === 'utf16' ? 'read as the UTF-16 code units of the UTF-8 text, as Connect counts them' : 'it ends no line either as UTF-16 code units or as bytes (Connect resumed inside multi-byte text once), so it resumes at the end of the line it falls in'}, byte ${byte}`,
+          );
+        }
+        position = byte;
+      }
       if (stats.size < position) {
         this.options.logger.warn(
           { event: 'file.truncated', file: this.filename, size: stats.size, position },
