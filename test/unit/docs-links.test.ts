@@ -131,6 +131,31 @@ describe('relative links in the documentation', () => {
     expect(named.filter((path) => !existsSync(join(root, path)))).toEqual([]);
   });
 
+  it('the scripts they tell you to run exist: `npx tsx <file>`, `node --import tsx <file>`, `npm run <script>`', () => {
+    const missing = all.flatMap((page) => {
+      const text = readFileSync(page, 'utf8');
+      const files = [...text.matchAll(/\b(?:npx tsx|node --import tsx) ([\w./-]+\.[cm]?[jt]s)\b/g)].map((m) => m[1] as string);
+      // `npm run` runs the scripts of the package.json nearest the page (a template's own), or of
+      // the repository's (create-tributary's README names `npm run create:local` of a clone).
+      let dir = dirname(page);
+      while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+      const scriptsOf = (folder: string): string[] =>
+        Object.keys(JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).scripts ?? {});
+      const scripts = [...scriptsOf(dir), ...scriptsOf(root)];
+      const runs = [...text.matchAll(/\bnpm (?:--prefix \S+ )?run (?:-s )?([\w:-]+)/g)].map((m) => m[1] as string);
+      return [
+        ...files.filter((f) => !existsSync(join(root, f))).map((f) => `${relative(root, page)}: ${f} does not exist`),
+        ...runs
+          .filter((r) => !scripts.includes(r))
+          .map(
+            (r) =>
+              `${relative(root, page)}: npm run ${r}: no such script in ${dir === root ? 'package.json' : `${relative(root, join(dir, 'package.json'))} or package.json`}`,
+          ),
+      ];
+    });
+    expect(missing).toEqual([]);
+  });
+
   it('knows GitHub anchors (a sanity check of the slugs it compares)', () => {
     expect(slug('Sixth pass (2026-12-02): kafkajs with two fixes')).toBe('sixth-pass-2026-12-02-kafkajs-with-two-fixes');
     expect(slug("A connector's own offsets topic")).toBe('a-connectors-own-offsets-topic');
