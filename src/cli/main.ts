@@ -97,7 +97,7 @@ Settings (worker-config), as Kafka Connect's distributed worker names them:
   heartbeat.interval.ms              group heartbeat (default 3000)
   scheduled.rebalance.max.delay.ms   work of a worker that left is held this long (default 30000)
 
-Example (three workers on one machine: docs/distributed.md):
+Example (three workers on one machine: docs/distributed.md of the source, examples/cluster/):
   tributary distributed worker-1.properties
 
 Docs: ${DOCS}`,

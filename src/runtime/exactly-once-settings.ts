@@ -76,7 +76,7 @@ function workerExactlyOnceProblems(worker: Readonly<Record<string, unknown>>): C
       {
         key: 'exactly.once.source.support',
         message:
-          'exactly.once.source.support=preparing is the first step of turning exactly-once on across a Kafka Connect cluster; a Tributary worker has no cluster to prepare: set enabled or disabled',
+          'exactly.once.source.support=preparing is the first step of turning exactly-once on across a Kafka Connect cluster; Tributary has no rolling switch-over (stop every worker of a cluster, then start them with enabled): set enabled or disabled',
       },
     ];
   }

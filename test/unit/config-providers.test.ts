@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
 import { isTributaryError } from '../../src/api/errors.js';
 import type { Logger } from '../../src/api/logger.js';
+import { resolveKafkaSecurity, securityLayers } from '../../src/kafka/security-config.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
 import { configProviders, resolveWorkerConfig } from '../../src/runtime/config-providers.js';
@@ -210,6 +211,26 @@ describe('config providers', () => {
     expect(() => resolveWorkerConfig({ ...providerConfig, 'heartbeat.topic': '${env:TRIB_NONE}' }, env)).toThrow(
       /heartbeat\.topic/,
     );
+  });
+
+  it("give the Kafka clients a worker's sasl.jaas.config from a provider (docs/security.md, Secrets)", () => {
+    const jaasFile = join(dir, 'kafka.properties');
+    writeFileSync(
+      jaasFile,
+      'jaas=org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-from-file";\n',
+    );
+    const { config, referenced } = resolveWorkerConfig(
+      {
+        ...providerConfig,
+        'security.protocol': 'SASL_PLAINTEXT',
+        'sasl.mechanism': 'PLAIN',
+        'sasl.jaas.config': `\${file:${jaasFile}:jaas}`,
+      },
+      env,
+    );
+    expect([...referenced]).toEqual(['sasl.jaas.config']);
+    const security = resolveKafkaSecurity(securityLayers(config, { kind: 'admin' }));
+    expect(security.sasl).toMatchObject({ mechanism: 'PLAIN', username: 'alice', password: 'alice-from-file' });
   });
 });
 
