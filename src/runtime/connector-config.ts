@@ -3,6 +3,7 @@ import { configTypes, defineConfig, parseConfigBoolean } from '../api/config-def
 import { OffsetDecodeError, TributaryError } from '../api/errors.js';
 import type { Logger } from '../api/logger.js';
 import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
+import type { ConnectConfigType } from '../transforms/key-presentations.js';
 import { CONNECTOR_RUNTIME_KEYS, checkKeys, editDistance, maxTypoEdits, mergeKnownKeys } from './config-keys.js';
 import { CONVERTER_NAMES } from './converters.js';
 import { connectorExactlyOnceConfig, exactlyOnceProblems, resolveTransactionSettings } from './exactly-once-settings.js';
@@ -15,6 +16,7 @@ import {
   workerTaskConfig,
 } from './task-settings.js';
 import { checkTopicCreationSettings } from './topic-creation-settings.js';
+import type { AliasKeys } from './transform-chain.js';
 
 /** Connector config keys the runtime owns, beside the connector's own. */
 export const runtimeConnectorConfig = defineConfig({
@@ -142,9 +144,11 @@ function runtimeKeyIn(message: string): string {
 
 /**
  * The group of a key of a {@link ConfigReport}: one of Kafka Connect's framework groups
- * ({@link FRAMEWORK_GROUPS}) for the runtime's keys, `Connector` for the connector's own.
+ * ({@link FRAMEWORK_GROUPS}) for the runtime's keys, `Transforms: <alias>` or
+ * `Predicates: <alias>` for the keys of a transform or predicate alias, `Connector` for the
+ * connector's own.
  */
-export type ConfigGroup = (typeof FRAMEWORK_GROUPS)[number] | 'Connector';
+export type ConfigGroup = (typeof FRAMEWORK_GROUPS)[number] | `Transforms: ${string}` | `Predicates: ${string}` | 'Connector';
 
 /**
  * Kafka Connect's groups of a source connector's framework keys, in its order (4.3.1's
@@ -177,8 +181,11 @@ export interface KeyPresentation {
   readonly width: ConfigWidth;
   readonly displayName: string;
   readonly importance: ConfigImportance;
-  /** Kafka Connect's type where the io-ts type does not tell it: `LONG` for a millisecond setting, `CLASS` for a converter. */
-  readonly type?: 'LONG' | 'CLASS';
+  /**
+   * Kafka Connect's type where the io-ts type does not tell it: `LONG` for a millisecond
+   * setting, `CLASS` for a converter or a transform's `type`, `LIST` for a transform's list.
+   */
+  readonly type?: ConnectConfigType | undefined;
   /** `recommended_values` where the type does not list them (converter names). */
   readonly recommended?: readonly string[];
 }
@@ -365,14 +372,16 @@ export interface ConfigReport {
 /**
  * Reports on a connector config key by key: the runtime's keys in Kafka Connect's framework
  * groups and order (`Common`, `Transforms`, `Predicates`, `Error Handling`, `Topic Creation`,
- * `Exactly Once Support`, `offsets.topic`), the connector's own (group `Connector`), then keys
- * given but declared nowhere. Problems are those of {@link validateConnectorConfig}, attached
- * to their keys.
+ * `Exactly Once Support`, `offsets.topic`), the keys of each transform and predicate alias
+ * (`aliases`, from `prepareTransforms`: group `Transforms: <alias>` and so on), the
+ * connector's own (group `Connector`), then keys given but declared nowhere. Problems are those
+ * of {@link validateConnectorConfig}, attached to their keys.
  */
 export function reportConnectorConfig(
   connector: SourceConnector,
   raw: Readonly<Record<string, unknown>>,
   workerConfig: Readonly<Record<string, unknown>>,
+  aliases: readonly AliasKeys[] = [],
 ): ConfigReport {
   const validated = validateConnectorConfig(connector, raw, workerConfig);
   const problems = validated.ok ? [] : validated.problems;
@@ -398,7 +407,8 @@ export function reportConnectorConfig(
       required: definition !== undefined && !('default' in definition),
       defaultValue,
       value: given ?? defaultValue,
-      secret: isSecretKey(name, passwords),
+      // A transform's own password setting is declared by its class, not the connector's.
+      secret: isSecretKey(name, passwords) || definition?.password === true,
       errors: problems.filter((p) => p.key === name).map((p) => p.message),
       warnings: warnings.filter((p) => p.key === name).map((p) => p.message),
     });
@@ -412,6 +422,12 @@ export function reportConnectorConfig(
           ? (workerConfig[name] ?? key.default)
           : key.default;
     add(name, key, shown.group, defaultValue, shown);
+  }
+  for (const { group, keys } of aliases) {
+    for (const k of keys) {
+      const { width, displayName, importance, type, recommended, order } = k;
+      add(k.name, k.key, group, k.key.default, { group, order, width, displayName, importance, type, recommended });
+    }
   }
   for (const [name, key] of Object.entries(connector.config.keys)) add(name, key, 'Connector', key.default);
   for (const name of Object.keys(raw)) add(name, undefined, undefined, undefined);

@@ -48,6 +48,8 @@ export {
 export { DEFAULT_HEARTBEAT_TOPIC, resolveTaskSettings, type TaskSettings } from './task-settings.js';
 export type { TaskState, TaskStatus } from './task-status.js';
 export {
+  type AliasKey,
+  type AliasKeys,
   NO_TRANSFORMS,
   type PreparedTransforms,
   prepareTransforms,

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ConfigProblem } from '../api/config-def.js';
+import { type ConfigKey, type ConfigKeys, type ConfigProblem, configTypes } from '../api/config-def.js';
 import {
   isPredicateClass,
   isTransformationClass,
@@ -12,6 +12,8 @@ import {
   type TransformRecord,
 } from '../api/transformation.js';
 import { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, builtinNamed, SCHEMA_ONLY_TRANSFORMS } from '../transforms/index.js';
+import { type ConnectConfigType, KEY_PRESENTATIONS } from '../transforms/key-presentations.js';
+import { optionalString } from '../transforms/support.js';
 import { probableKey } from './config-keys.js';
 
 /** Applies a connector's transforms, in order, to one record; null when one of them dropped it. */
@@ -29,10 +31,51 @@ export type TransformChainFactory = () => TransformChain;
 /** How `transforms.<alias>.type` and `predicates.<alias>.type` values that are not built-ins are loaded. */
 export type TransformPluginLoader = (spec: string, kind: 'transform' | 'predicate') => Promise<unknown>;
 
-/** What {@link prepareTransforms} found: a factory, or one problem per bad key. */
+/**
+ * One key of a transform or predicate alias, as Kafka Connect's `config/validate` shows it in
+ * the alias's group (`Transforms: <alias>`): `type`, then for a transform `negate` and
+ * `predicate`, and the settings its class declares, with Kafka Connect's type, importance and
+ * order.
+ */
+export interface AliasKey {
+  /** The full key, e.g. `transforms.addField.static.field`. */
+  readonly name: string;
+  /** Tributary's declaration: io-ts type, default, documentation. */
+  readonly key: ConfigKey<unknown>;
+  /** Kafka Connect's type name; undefined for a setting of a class of one's own (it follows from the io-ts type). */
+  readonly type: ConnectConfigType | undefined;
+  readonly importance: 'HIGH' | 'MEDIUM' | 'LOW';
+  /**
+   * Kafka Connect's `order_in_group`: `type` is 0 (1 is Kafka Connect's `plugin.version`, which
+   * Tributary does not implement); the others from 2, keys without a default first, then by
+   * importance, then by name (Kafka Connect's ConfigDef order of keys without a group).
+   */
+  readonly order: number;
+  readonly width: 'NONE' | 'LONG';
+  readonly displayName: string;
+  /** `recommended_values`: the built-in class names for `type`, none for the others. */
+  readonly recommended: readonly string[];
+}
+
+/** The keys of one transform or predicate alias, in Kafka Connect's order (see {@link AliasKey}). */
+export interface AliasKeys {
+  readonly group: `Transforms: ${string}` | `Predicates: ${string}`;
+  readonly keys: readonly AliasKey[];
+}
+
+/**
+ * What {@link prepareTransforms} found: a factory, or one problem per bad key; either way the
+ * keys of every alias (`aliases`: transforms in order, then predicates), for `config/validate`.
+ * An alias whose class does not resolve has its `type` key only.
+ */
 export type PreparedTransforms =
-  | { readonly ok: true; readonly factory: TransformChainFactory; readonly size: number }
-  | { readonly ok: false; readonly problems: ConfigProblem[] };
+  | {
+      readonly ok: true;
+      readonly factory: TransformChainFactory;
+      readonly size: number;
+      readonly aliases: readonly AliasKeys[];
+    }
+  | { readonly ok: false; readonly problems: ConfigProblem[]; readonly aliases: readonly AliasKeys[] };
 
 /** The empty chain: no transforms configured. */
 export const NO_TRANSFORMS: TransformChain = { size: 0, apply: (r) => r, close: () => {} };
@@ -59,13 +102,23 @@ export async function prepareTransforms(
   const transformAliases = aliases(raw, 'transforms', problems);
   const predicateAliases = aliases(raw, 'predicates', problems);
   const predicates = new Map<string, { cls: PredicateClass; config: unknown }>();
+  const predicateKeys: AliasKeys[] = [];
   for (const alias of predicateAliases) {
-    const found = await resolveClass(raw, 'predicates', alias, load, problems);
+    let declared: ClassKeys | undefined;
+    const found = await resolveClass(raw, 'predicates', alias, load, problems, (d) => {
+      declared = d;
+    });
+    predicateKeys.push(aliasKeys('predicates', alias, declared));
     if (found && isPredicateClass(found.cls)) predicates.set(alias, { cls: found.cls, config: found.config });
   }
   const steps: StepSpec[] = [];
+  const transformKeys: AliasKeys[] = [];
   for (const alias of transformAliases) {
-    const found = await resolveClass(raw, 'transforms', alias, load, problems);
+    let declared: ClassKeys | undefined;
+    const found = await resolveClass(raw, 'transforms', alias, load, problems, (d) => {
+      declared = d;
+    });
+    transformKeys.push(aliasKeys('transforms', alias, declared));
     const predicateKey = `transforms.${alias}.predicate`;
     const negateKey = `transforms.${alias}.negate`;
     const predicateAlias = raw[predicateKey];
@@ -123,10 +176,80 @@ export async function prepareTransforms(
         message: `${group}.${alias}.* is set but '${alias}' is not listed in ${group} (${listed.length === 0 ? `${group} is empty` : `${group}=${listed.join(',')}`}): add it to ${group}, or remove its keys`,
       });
   }
-  if (problems.length > 0) return { ok: false, problems };
-  if (steps.length === 0) return { ok: true, factory: () => NO_TRANSFORMS, size: 0 };
-  return { ok: true, factory: () => buildChain(steps), size: steps.length };
+  const aliasGroups = [...transformKeys, ...predicateKeys];
+  if (problems.length > 0) return { ok: false, problems, aliases: aliasGroups };
+  if (steps.length === 0) return { ok: true, factory: () => NO_TRANSFORMS, size: 0, aliases: aliasGroups };
+  return { ok: true, factory: () => buildChain(steps), size: steps.length, aliases: aliasGroups };
 }
+
+/** The class an alias names and the settings it declares. */
+interface ClassKeys {
+  readonly cls: TransformationClass | PredicateClass;
+  readonly keys: ConfigKeys;
+}
+
+const IMPORTANCE_RANK = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
+
+/** The keys of one alias in Kafka Connect's order (see {@link AliasKey}); `type` alone when its class did not resolve. */
+function aliasKeys(group: 'transforms' | 'predicates', alias: string, declared: ClassKeys | undefined): AliasKeys {
+  const prefix = `${group}.${alias}.`;
+  const transform = group === 'transforms';
+  const builtins: ReadonlyMap<string, unknown> = transform ? BUILTIN_TRANSFORMS : BUILTIN_PREDICATES;
+  const typeKey: AliasKey = {
+    name: `${prefix}type`,
+    key: {
+      type: configTypes.string as ConfigKey<unknown>['type'],
+      description: `The class of ${transform ? 'transform' : 'predicate'} '${alias}': a built-in (its Kafka Connect class name, or the name after the package), or a module path or package with #ExportName.`,
+    },
+    type: 'CLASS',
+    importance: 'HIGH',
+    order: 0,
+    width: 'LONG',
+    displayName: `${transform ? 'Transformation' : 'Predicate'} type for ${alias}`,
+    recommended: [...builtins.keys()],
+  };
+  const groupName = transform ? (`Transforms: ${alias}` as const) : (`Predicates: ${alias}` as const);
+  if (declared === undefined) return { group: groupName, keys: [typeKey] };
+  const settings: Array<Omit<AliasKey, 'order'>> = [];
+  const setting = (
+    name: string,
+    key: ConfigKey<unknown>,
+    type: ConnectConfigType | undefined,
+    importance: AliasKey['importance'],
+  ) => settings.push({ name: `${prefix}${name}`, key, type, importance, width: 'NONE', displayName: name, recommended: [] });
+  if (transform) {
+    setting('negate', NEGATE_KEY, 'BOOLEAN', 'MEDIUM');
+    setting('predicate', PREDICATE_KEY, 'STRING', 'MEDIUM');
+  }
+  const connect = KEY_PRESENTATIONS.get(declared.cls);
+  for (const [name, key] of Object.entries(declared.keys)) {
+    if (name === 'type' || (transform && (name === 'negate' || name === 'predicate'))) continue;
+    const shown = connect?.[name];
+    // A class of one's own: importance as a connector's own keys get it.
+    setting(name, key, shown?.type, shown?.importance ?? ('default' in key ? 'MEDIUM' : 'HIGH'));
+  }
+  settings.sort(
+    (a, b) =>
+      Number('default' in a.key) - Number('default' in b.key) ||
+      IMPORTANCE_RANK[a.importance] - IMPORTANCE_RANK[b.importance] ||
+      (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
+  return { group: groupName, keys: [typeKey, ...settings.map((s, i) => ({ ...s, order: i + 2 }))] };
+}
+
+const NEGATE_KEY: ConfigKey<unknown> = {
+  type: configTypes.boolean as ConfigKey<unknown>['type'],
+  default: false,
+  description:
+    "Whether the predicate's answer is reversed: the transform then applies to the records the predicate does not match.",
+};
+
+const PREDICATE_KEY: ConfigKey<unknown> = {
+  type: optionalString as ConfigKey<unknown>['type'],
+  default: undefined,
+  description:
+    'The alias (listed in predicates) of the predicate that decides which records this transform applies to; absent: every record.',
+};
 
 function aliases(raw: Readonly<Record<string, unknown>>, key: 'transforms' | 'predicates', problems: ConfigProblem[]): string[] {
   const value = raw[key];
@@ -151,6 +274,7 @@ async function resolveClass(
   alias: string,
   load: TransformPluginLoader,
   problems: ConfigProblem[],
+  onDeclared: (declared: ClassKeys) => void,
 ): Promise<{ cls: TransformationClass | PredicateClass; config: unknown } | undefined> {
   const kind = group === 'transforms' ? 'transform' : 'predicate';
   const typeKey = `${group}.${alias}.type`;
@@ -228,6 +352,7 @@ async function resolveClass(
     problems.push({ key: typeKey, message: `${kind} '${alias}' (${spec}) could not be created: ${(e as Error).message}` });
     return undefined;
   }
+  onDeclared({ cls, keys: instance.config.keys });
   // A setting the class does not have would be ignored silently (Kafka Connect ignores it): a
   // near miss (`transforms.x.predicat`) names the key it probably meant; for a built-in, whose
   // settings are all declared, any other key names them all. A class of one's own may read keys
@@ -274,10 +399,13 @@ async function resolveClass(
     instance.configure(parsed.value);
     instance.close();
   } catch (e) {
-    problems.push({
-      key: typeKey,
-      message: `${kind} '${alias}' (${spec}) rejected its config: ${(e as Error).message}`,
-    });
+    const message = (e as Error).message;
+    // A refusal that names one of its settings (Kafka Connect's `Invalid value X for
+    // configuration regex: ...`) is shown on that key, as Kafka Connect's validators show it.
+    const named = /for configuration ([^\s:]+):/.exec(message)?.[1];
+    if (named !== undefined && Object.hasOwn(instance.config.keys, named))
+      problems.push({ key: `${prefix}${named}`, message: `${kind} '${alias}' (${spec}): ${prefixKeys(message, prefix, named)}` });
+    else problems.push({ key: typeKey, message: `${kind} '${alias}' (${spec}) rejected its config: ${message}` });
     return undefined;
   }
   return { cls, config: parsed.value };

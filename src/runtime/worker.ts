@@ -1390,7 +1390,8 @@ export class Worker implements Herder {
     const cls = await this.loadClass(connectorClass, pluginAccess);
     const given: Record<string, string> = { 'connector.class': connectorClass, ...config };
     const { config: full, referenced, problems: unresolved } = this.providers.resolve(given);
-    const resolvedReport = reportConnectorConfig(new cls(), full, this.options.config);
+    const transforms = await prepareTransforms(full, this.transformLoader(pluginAccess));
+    const resolvedReport = reportConnectorConfig(new cls(), full, this.options.config, transforms.aliases);
     // Values are shown as given: a resolved value from a config provider never leaves the worker.
     // Error messages quote values: a resolved one is hidden there too.
     const hide = hideResolved(given, full, referenced);
@@ -1403,7 +1404,6 @@ export class Worker implements Herder {
         warnings: k.warnings.map(hide),
       })),
     };
-    const transforms = await prepareTransforms(full, this.transformLoader(pluginAccess));
     const problems = [
       ...unresolved,
       ...(transforms.ok ? [] : transforms.problems.map((p) => ({ ...p, message: hide(p.message) }))),

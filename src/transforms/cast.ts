@@ -61,7 +61,13 @@ abstract class Cast extends Transformation<ConfigType<typeof castConfig>> {
   private fields = new Map<string, CastType>();
 
   override configure(config: ConfigType<typeof castConfig>): void {
-    const parsed = parseCastSpec(config.spec);
+    let parsed: ReturnType<typeof parseCastSpec>;
+    try {
+      parsed = parseCastSpec(config.spec);
+    } catch (e) {
+      // Named by its key, as Kafka Connect's validator of spec reports it.
+      throw new Error(`Invalid value ${config.spec.join(',')} for configuration spec: ${(e as Error).message}`);
+    }
     this.whole = parsed.whole;
     this.fields = parsed.fields;
   }

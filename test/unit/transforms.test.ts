@@ -1,7 +1,10 @@
 import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
+import { configTypes, defineConfig } from '../../src/api/config-def.js';
 import { isTributaryError } from '../../src/api/errors.js';
+import { Transformation, type TransformRecord } from '../../src/api/transformation.js';
+import { configInfosJson } from '../../src/rest/config-infos.js';
 import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
 import { prepareTransforms } from '../../src/runtime/transform-chain.js';
@@ -203,7 +206,8 @@ describe('transforms config', () => {
     expect(problems.map((p) => p.key)).toEqual([
       'transforms.noType.type',
       'transforms.noSpec.spec',
-      'transforms.badSpec.type',
+      // On the setting it rejects, as Kafka Connect's validator of spec shows it.
+      'transforms.badSpec.spec',
       'transforms.badPred.predicate',
     ]);
     expect(problems[1]?.message).toContain('"transforms.noSpec.spec"');
@@ -393,7 +397,7 @@ describe('transforms config', () => {
       expect(
         problems.map((p) => p.key),
         regex,
-      ).toEqual(['transforms.r.type']);
+      ).toEqual(['transforms.r.regex']);
       expect(problems[0]?.message, regex).toContain('is Java regex syntax that JavaScript reads otherwise');
     }
     const matches = await problemsOf({
@@ -404,6 +408,7 @@ describe('transforms config', () => {
       'predicates.p.type': `${T}.predicates.TopicNameMatches`,
       'predicates.p.pattern': '\\p{Alpha}+',
     });
+    expect(matches.map((p) => p.key)).toEqual(['predicates.p.pattern']);
     expect(matches[0]?.message).toContain('\\p is Java regex syntax');
     // What both read alike stays accepted (the comparison test runs these through Kafka Connect too).
     for (const regex of ['orders\\.eu', 'a\\-b\\_c', '[a-z\\d._\\-]+', '\\w+\\.\\w+', '[\\[]', '\\x41', '(?<g>[a-z]+)\\.\\k<g>'])
@@ -459,6 +464,52 @@ describe('transforms in the worker', () => {
     expect(report.errorCount).toBe(2);
     const errors = Object.fromEntries(report.keys.filter((k) => k.errors.length > 0).map((k) => [k.name, k.errors]));
     expect(Object.keys(errors).sort()).toEqual(['transforms.route.regex', 'transforms.route.replacement']);
+  });
+
+  it("list an author's transform's settings in its alias group in validate, its password masked", async () => {
+    class Sign extends Transformation<{ secret: string; header: string }> {
+      readonly config = defineConfig({
+        secret: { type: configTypes.string, description: 'Signing key.', password: true },
+        header: { type: configTypes.string, default: 'sig', description: 'Header for the signature.' },
+      });
+      apply(record: TransformRecord): TransformRecord {
+        return record;
+      }
+    }
+    const w = new Worker({
+      config: {},
+      offsetStore: new MemoryOffsetStore(),
+      createSender: async () => {
+        throw new Error('unused');
+      },
+      loadConnector: async () => FixtureConnector,
+      loadTransform: async () => Sign,
+    });
+    const infos = configInfosJson(
+      await w.validateConfig('fixture', {
+        name: 'c',
+        'connector.class': 'fixture',
+        topic: 't',
+        transforms: 'sign',
+        'transforms.sign.type': './sign.js#Sign',
+        'transforms.sign.secret': 's3cr3t-value',
+      }),
+    );
+    expect(infos.error_count).toBe(0);
+    expect(infos.groups).toContain('Transforms: sign');
+    const group = infos.configs.filter((c) => c.definition?.group === 'Transforms: sign');
+    // type, then keys without a default, then by importance and name, as Kafka Connect orders them.
+    expect(
+      group.map((c) => [c.definition?.name, c.definition?.type, c.definition?.importance, c.definition?.order_in_group]),
+    ).toEqual([
+      ['transforms.sign.type', 'CLASS', 'HIGH', 0],
+      ['transforms.sign.secret', 'PASSWORD', 'HIGH', 2],
+      ['transforms.sign.header', 'STRING', 'MEDIUM', 3],
+      ['transforms.sign.negate', 'BOOLEAN', 'MEDIUM', 4],
+      ['transforms.sign.predicate', 'STRING', 'MEDIUM', 5],
+    ]);
+    expect(group.map((c) => c.value.value)).toEqual(['./sign.js#Sign', '[hidden]', 'sig', 'false', null]);
+    expect(JSON.stringify(infos)).not.toContain('s3cr3t-value');
   });
 
   it('show the records errors.tolerance=all skipped in the task status of the REST API', async () => {

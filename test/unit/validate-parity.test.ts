@@ -4,7 +4,8 @@
  * by `npx tsx bench/connect/record-validate.ts`), field by field, for the framework groups.
  *
  * Tributary's connector is its file-source example (Kafka Connect's is FileStreamSource), so
- * the connector's own keys differ and are not compared. Every place where Tributary answers
+ * the connector's own keys differ and are not compared. The groups of transform and predicate
+ * aliases (`Transforms: addField`) are compared as the framework groups are. Every place where Tributary answers
  * otherwise on purpose is a named list here and a row of "Differences from Kafka Connect" in
  * docs/rest.md.
  */
@@ -20,6 +21,8 @@ import { createRestApp } from '../../src/rest/rest-app.js';
 import { type RestOptions, resolveRestOptions } from '../../src/rest/rest-options.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
+import { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, SCHEMA_ONLY_TRANSFORMS } from '../../src/transforms/index.js';
+import { KEY_PRESENTATIONS } from '../../src/transforms/key-presentations.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/connect-validate/', import.meta.url));
 
@@ -50,6 +53,21 @@ const TRIBUTARY_ONLY = ['heartbeat.interval.ms', 'heartbeat.topic', 'task.max.in
 
 /** Keys whose recommended_values list Tributary's converters, where Kafka Connect lists its Java classes. */
 const CONVERTER_KEYS = ['key.converter', 'value.converter'];
+
+/** A group Kafka Connect adds per transform and predicate alias: `Transforms: addField`. */
+const ALIAS_GROUP = /^(Transforms|Predicates): /;
+
+/**
+ * The key Kafka Connect has in every alias group that Tributary does not implement (KIP-891's
+ * version pin, `transforms.<alias>.plugin.version`; docs/rest.md): absent from its groups.
+ */
+const ALIAS_NOT_IMPLEMENTED = /^(transforms|predicates)\.[^.]+\.plugin\.version$/;
+
+/**
+ * The `recommended_values` of `transforms.<alias>.type`: Tributary's built-ins, which are
+ * Kafka Connect's less those that need schemas (SetSchemaMetadata).
+ */
+const TYPE_KEY = /^(transforms|predicates)\.[^.]+\.type$/;
 
 /**
  * A plugin on the plugin path: listed under its module path, as discoverPlugins lists a `.js`
@@ -149,6 +167,23 @@ describe('config/validate as Kafka Connect 4.3.1 answers it', () => {
     }
   });
 
+  it("declares Kafka Connect's type and importance for every setting of every built-in transform and predicate", () => {
+    for (const [name, cls] of [...BUILTIN_TRANSFORMS, ...BUILTIN_PREDICATES]) {
+      expect(Object.keys(KEY_PRESENTATIONS.get(cls) ?? { missing: null }).sort(), name).toEqual(
+        Object.keys(new cls().config.keys).sort(),
+      );
+    }
+    // Each of them is in a recorded answer, so its declaration is compared with Kafka Connect's.
+    const recorded = new Set(
+      fixtures.flatMap(({ fixture }) =>
+        Object.entries(fixture.request.body)
+          .filter(([k]) => TYPE_KEY.test(k))
+          .map(([, v]) => v),
+      ),
+    );
+    expect([...BUILTIN_TRANSFORMS.keys(), ...BUILTIN_PREDICATES.keys()].filter((n) => !recorded.has(n))).toEqual([]);
+  });
+
   for (const { name, fixture } of fixtures) {
     describe(`${name}: ${fixture.description}`, () => {
       const connect = fixture.response as ConfigInfos;
@@ -167,12 +202,59 @@ describe('config/validate as Kafka Connect 4.3.1 answers it', () => {
         if (connect.name !== JAVA_CLASS) expect(JSON.stringify(ours.configs)).not.toContain(MODULE_PATH);
       });
 
-      it("answers Kafka Connect's framework groups in its order, then the connector's group", () => {
-        // Kafka Connect adds a group per transform and predicate alias ("Transforms: addField"),
-        // with the keys of that class; Tributary lists those keys without a definition.
-        const aliasGroups = connect.groups.filter((g) => /^(Transforms|Predicates): /.test(g));
+      it("answers Kafka Connect's framework groups in its order, then a group per alias, then the connector's group", () => {
         expect(connect.groups.slice(0, FRAMEWORK_GROUPS.length)).toEqual(FRAMEWORK_GROUPS);
-        expect(ours.groups).toEqual([...connect.groups.filter((g) => !aliasGroups.includes(g)), 'Connector']);
+        expect(connect.groups.slice(FRAMEWORK_GROUPS.length).every((g) => ALIAS_GROUP.test(g))).toBe(true);
+        expect(ours.groups).toEqual([...connect.groups, 'Connector']);
+      });
+
+      it("lists the keys of each transform and predicate alias in Kafka Connect's order, with its definitions, documentation aside", () => {
+        const inGroup = (infos: ConfigInfos, group: string) =>
+          infos.configs.map((c) => c.definition).filter((d): d is KeyInfo => d !== null && d.group === group);
+        for (const group of connect.groups.filter((g) => ALIAS_GROUP.test(g))) {
+          const theirs = inGroup(connect, group).filter((d) => !ALIAS_NOT_IMPLEMENTED.test(d.name));
+          const mine = inGroup(ours, group);
+          expect(theirs.length, group).toBeGreaterThan(0);
+          expect(
+            mine.map((d) => d.name),
+            group,
+          ).toEqual(theirs.map((d) => d.name));
+          for (const [i, definition] of theirs.entries()) {
+            const { documentation, ...rest } = definition;
+            const { documentation: ownDocumentation, ...gotRest } = mine[i] as KeyInfo;
+            expect(gotRest, definition.name).toEqual(rest);
+            expect(documentation.length).toBeGreaterThan(0);
+            expect(ownDocumentation.length, definition.name).toBeGreaterThan(0);
+          }
+        }
+      });
+
+      it('shows each alias key as given or defaulted, with errors on the keys where Kafka Connect has them', () => {
+        const mine = new Map(ours.configs.map((c) => [c.value.name, c.value]));
+        const given = fixture.request.body;
+        const aliasKeys = connect.configs.filter(
+          (c) => c.definition !== null && ALIAS_GROUP.test(c.definition.group ?? '') && !ALIAS_NOT_IMPLEMENTED.test(c.value.name),
+        );
+        for (const { value } of aliasKeys) {
+          const got = mine.get(value.name) as ValueInfo;
+          expect(got, value.name).toBeDefined();
+          const asGiven = given[value.name];
+          // As for the framework keys: a value Kafka Connect cannot parse (a class it does not
+          // have, negate=maybe) is null there, as given here.
+          expect(got.value, value.name).toBe(value.value === null && asGiven !== undefined ? asGiven : value.value);
+          expect(got.visible, value.name).toBe(value.visible);
+          const recommended = TYPE_KEY.test(value.name)
+            ? value.recommended_values.filter((v) => !SCHEMA_ONLY_TRANSFORMS.has(v))
+            : value.recommended_values;
+          expect(got.recommended_values, value.name).toEqual(recommended);
+          expect(got.errors.length > 0, `${value.name}: ${JSON.stringify(got.errors)}`).toBe(value.errors.length > 0);
+        }
+        // Every error of an alias key is on a key Kafka Connect shows it on, or on a given key it does not list.
+        const listed = new Set(aliasKeys.map((c) => c.value.name));
+        for (const c of ours.configs) {
+          if (c.value.errors.length === 0 || !/^(transforms|predicates)\./.test(c.value.name)) continue;
+          expect(listed.has(c.value.name) || given[c.value.name] !== undefined, c.value.name).toBe(true);
+        }
       });
 
       it('lists the framework keys Tributary implements in the same order, and no others but its own', () => {
