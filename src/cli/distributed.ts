@@ -246,9 +246,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         clusterId: kafkaClusterId(kafka),
       });
     }
-    if (metricsSettings.listeners !== '' && !aborted()) {
-      metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
-      logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
+    if (metricsSettings.listener && !aborted()) {
+      metricsServer = await MetricsServer.start(metrics, metricsSettings.listener, { logger });
     }
     history.start();
     if (!aborted()) await herder.start(options.signal);
