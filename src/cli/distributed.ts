@@ -13,7 +13,7 @@ import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics
 import { FORWARDED_HEADER, forwardRequest } from '../rest/leader-forwarding.js';
 import { resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
-import { warnExpiringCertificates } from '../runtime/certificate-validity.js';
+import { distinctCertificates, warnExpiringCertificates } from '../runtime/certificate-validity.js';
 import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { DistributedHerder } from '../runtime/distributed/distributed-herder.js';
 import { resolveDistributedSettings } from '../runtime/distributed/distributed-settings.js';
@@ -98,8 +98,13 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   const adapters = await inFile(where, async () => kafkaAdapters(config, logger));
   // Key stores within 14 days of their notAfter: a WARN now (the Kafka clients' were warned about
   // as they were resolved), their seconds left in /metrics, and a note in /health.
-  warnExpiringCertificates(logger, restOptions.tls?.certificates ?? [], Date.now());
-  metrics.watchCertificates([...adapters.certificates, ...(restOptions.tls?.certificates ?? [])]);
+  // The REST and metrics listeners' stores (the metrics listener may use the REST one's).
+  const listenerCertificates = distinctCertificates([
+    ...(restOptions.tls?.certificates ?? []),
+    ...(metricsSettings.listener?.tls?.certificates ?? []),
+  ]);
+  warnExpiringCertificates(logger, listenerCertificates, Date.now());
+  metrics.watchCertificates([...adapters.certificates, ...listenerCertificates]);
   const brokers = (config['bootstrap.servers'] ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -251,9 +256,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         clusterId: kafkaClusterId(kafka),
       });
     }
-    if (metricsSettings.listeners !== '' && !aborted()) {
-      metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
-      logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
+    if (metricsSettings.listener && !aborted()) {
+      metricsServer = await MetricsServer.start(metrics, metricsSettings.listener, { logger });
     }
     history.start();
     if (!aborted()) await herder.start(options.signal);

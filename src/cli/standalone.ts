@@ -8,11 +8,11 @@ import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection
 import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
 import { Kafka, logLevel } from '../kafka/kafkajs-fixes.js';
 import { MetricsHistory } from '../metrics/metrics-history.js';
-import { MetricsServer } from '../metrics/metrics-server.js';
+import { METRICS_TLS_PREFIXES, MetricsServer } from '../metrics/metrics-server.js';
 import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
-import { resolveRestOptions } from '../rest/rest-options.js';
+import { HTTPS_PREFIX, listenerTlsPrefix, resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';
-import { warnExpiringCertificates } from '../runtime/certificate-validity.js';
+import { distinctCertificates, warnExpiringCertificates } from '../runtime/certificate-validity.js';
 import { KAFKA_CONNECT_WORKER_KEYS } from '../runtime/config-keys.js';
 import { resolveWorkerConfig } from '../runtime/config-providers.js';
 import { maskUrlPasswords } from '../runtime/connector-config.js';
@@ -105,8 +105,13 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
   const kafka = config['bootstrap.servers'] ? await inFile(where, async () => kafkaAdapters(config, logger)) : undefined;
   // Key stores within 14 days of their notAfter: a WARN now (the Kafka clients' were warned about
   // as they were resolved), their seconds left in /metrics, and a note in /health.
-  warnExpiringCertificates(logger, restOptions?.tls?.certificates ?? [], Date.now());
-  metrics.watchCertificates([...(kafka?.certificates ?? []), ...(restOptions?.tls?.certificates ?? [])]);
+  // The REST and metrics listeners' stores (the metrics listener may use the REST one's).
+  const listenerCertificates = distinctCertificates([
+    ...(restOptions?.tls?.certificates ?? []),
+    ...(metricsSettings.listener?.tls?.certificates ?? []),
+  ]);
+  warnExpiringCertificates(logger, listenerCertificates, Date.now());
+  metrics.watchCertificates([...(kafka?.certificates ?? []), ...listenerCertificates]);
   if (!kafka) {
     const ignored = embeddedIgnoredKeys(config);
     if (ignored.length > 0) {
@@ -150,9 +155,8 @@ export async function runStandalone(options: StandaloneOptions): Promise<Standal
     if (kafka) await checkUnlessAborted(kafka.check(), options.signal);
     if (!aborted()) await worker.start();
     history.start();
-    if (metricsSettings.listeners !== '' && !aborted()) {
-      metricsServer = await MetricsServer.start(metrics, metricsSettings.listeners);
-      logger.info({ event: 'metrics.listening', url: metricsServer.url }, `metrics served at ${metricsServer.url}/metrics`);
+    if (metricsSettings.listener && !aborted()) {
+      metricsServer = await MetricsServer.start(metrics, metricsSettings.listener, { logger });
     }
     if (restOptions && !aborted()) {
       rest = await RestServer.start(worker, restOptions, {
@@ -272,12 +276,13 @@ function kafkaClusterId(bootstrapServers: string, security: KafkajsSecurityOptio
 /**
  * The worker's Kafka settings, which the embedded default does not use: a user who left
  * `bootstrap.servers` out (or set `offset.storage.topic`) must not believe they apply. The
- * worker's `ssl.*` keys serve an https REST listener too (without `listeners.https.ssl.*`).
+ * worker's `ssl.*` keys serve an https REST or metrics listener too (without their own `...https.ssl.*`).
  */
 function embeddedIgnoredKeys(config: Readonly<Record<string, string>>): string[] {
+  const https = (key: string) => (config[key] ?? '').trim().toLowerCase().startsWith('https:');
   const httpsUsesWorkerSsl =
-    (config.listeners ?? '').trim().toLowerCase().startsWith('https:') &&
-    !Object.keys(config).some((k) => k.startsWith('listeners.https.'));
+    (https('listeners') && listenerTlsPrefix(config, [HTTPS_PREFIX]) === '') ||
+    (https('metrics.listeners') && listenerTlsPrefix(config, METRICS_TLS_PREFIXES) === '');
   return Object.keys(config).filter((key) => {
     // Read without Kafka too: a connector's offsets.storage.topic is compared with it, and the
     // connectors' topic.creation.* are checked against it. bootstrap.servers is here only when empty.

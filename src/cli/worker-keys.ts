@@ -1,4 +1,5 @@
 import { ConfigError } from '../api/errors.js';
+import { METRICS_HTTPS_PREFIX } from '../metrics/metrics-server.js';
 import { metricsConfig } from '../metrics/worker-metrics.js';
 import { restConfig } from '../rest/rest-options.js';
 import { checkKeys, KAFKA_CONNECT_WORKER_KEYS, type KnownKeys, mergeKnownKeys } from '../runtime/config-keys.js';
@@ -33,6 +34,7 @@ export function knownWorkerKeys(): KnownKeys {
         ...Object.keys(workerExactlyOnceConfig.keys),
         ...Object.keys(metricsConfig.keys),
       ],
+      prefixes: [METRICS_HTTPS_PREFIX],
     },
     STANDALONE_WORKER_KEYS,
     REST_WORKER_KEYS,

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { ConfigError } from '../api/errors.js';
 import { type CertificateValidity, certificateDateProblem } from '../runtime/certificate-validity.js';
+import { loginModuleShown, parseJaasConfig } from './jaas-config.js';
 
 /**
  * Every security setting name a Kafka client of Tributary reads, as Kafka names them; each is
@@ -295,7 +296,7 @@ export function resolveKafkaSecurity(
         const parsed = parseJaasConfig(jaas, nameOf('sasl.jaas.config'), problems);
         if (parsed && !parsed.loginModule.endsWith('.OAuthBearerLoginModule')) {
           problems.push(
-            `${nameOf('sasl.jaas.config')}: login module ${parsed.loginModule} does not go with sasl.mechanism=OAUTHBEARER`,
+            `${nameOf('sasl.jaas.config')}: login module ${loginModuleShown(parsed.loginModule)} does not go with sasl.mechanism=OAUTHBEARER`,
           );
         }
       }
@@ -322,7 +323,7 @@ export function resolveKafkaSecurity(
     if (moduleName !== expected) {
       const known = ['PlainLoginModule', 'ScramLoginModule', 'OAuthBearerLoginModule'].includes(moduleName);
       problems.push(
-        `${nameOf('sasl.jaas.config')}: login module ${parsed.loginModule} ${known ? `does not go with sasl.mechanism=${mechanismRaw}` : 'is not supported'}; use org.apache.kafka.common.security.${expected === 'PlainLoginModule' ? 'plain' : 'scram'}.${expected}`,
+        `${nameOf('sasl.jaas.config')}: login module ${loginModuleShown(parsed.loginModule)} ${known ? `does not go with sasl.mechanism=${mechanismRaw}` : 'is not supported'}; use org.apache.kafka.common.security.${expected === 'PlainLoginModule' ? 'plain' : 'scram'}.${expected}`,
       );
       return undefined;
     }
@@ -649,84 +650,4 @@ function supportedList(): string {
   return `supported: ${SECURITY_CONFIG_KEYS.join(', ')}`;
 }
 
-/** A parsed `sasl.jaas.config`: login module class and options. */
-export interface JaasConfig {
-  readonly loginModule: string;
-  readonly flag: string;
-  readonly options: Readonly<Record<string, string>>;
-}
-
-/**
- * Parses a `sasl.jaas.config` value (one login module entry, as Kafka accepts it:
- * `<class> <required|requisite|sufficient|optional> key="value" key2=value2;`). Problems go to
- * `problems`, naming `key`; option values (passwords) are never put in a message.
- */
-export function parseJaasConfig(text: string, key: string, problems: string[]): JaasConfig | undefined {
-  const tokens: Array<{ kind: 'word' | 'quoted' | 'eq' | 'semi'; text: string }> = [];
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i] as string;
-    if (/\s/.test(c)) {
-      i++;
-    } else if (c === '=') {
-      tokens.push({ kind: 'eq', text: c });
-      i++;
-    } else if (c === ';') {
-      tokens.push({ kind: 'semi', text: c });
-      i++;
-    } else if (c === '"' || c === "'") {
-      let out = '';
-      i++;
-      while (i < text.length && text[i] !== c) {
-        if (text[i] === '\\' && i + 1 < text.length) i++;
-        out += text[i];
-        i++;
-      }
-      if (i >= text.length) {
-        problems.push(`${key}: a quoted value is not closed`);
-        return undefined;
-      }
-      i++;
-      tokens.push({ kind: 'quoted', text: out });
-    } else {
-      let out = '';
-      while (i < text.length && !/[\s=;"']/.test(text[i] as string)) out += text[i++];
-      tokens.push({ kind: 'word', text: out });
-    }
-  }
-  const expected = 'expected: <LoginModule class> required username="..." password="...";';
-  const [moduleToken, flagToken] = tokens;
-  if (moduleToken?.kind !== 'word' || flagToken?.kind !== 'word') {
-    problems.push(`${key}: not a JAAS login module entry; ${expected}`);
-    return undefined;
-  }
-  const flag = flagToken.text.toLowerCase();
-  if (!['required', 'requisite', 'sufficient', 'optional'].includes(flag)) {
-    problems.push(
-      `${key}: '${flagToken.text}' after the login module is not required, requisite, sufficient or optional; ${expected}`,
-    );
-    return undefined;
-  }
-  const options: Record<string, string> = {};
-  let t = 2;
-  for (; t < tokens.length; t += 3) {
-    const name = tokens[t];
-    if (name?.kind === 'semi') break;
-    const eq = tokens[t + 1];
-    const val = tokens[t + 2];
-    if (name?.kind !== 'word' || eq?.kind !== 'eq' || (val?.kind !== 'word' && val?.kind !== 'quoted')) {
-      problems.push(`${key}: options must be name="value" pairs; ${expected}`);
-      return undefined;
-    }
-    options[name.text] = val.text;
-  }
-  if (tokens[t]?.kind !== 'semi') {
-    problems.push(`${key}: the entry must end with ';'; ${expected}`);
-    return undefined;
-  }
-  if (t + 1 < tokens.length) {
-    problems.push(`${key}: one login module entry is supported, found more after ';'`);
-    return undefined;
-  }
-  return { loginModule: moduleToken.text, flag, options };
-}
+export { type JaasConfig, parseJaasConfig } from './jaas-config.js';

@@ -12,7 +12,7 @@ import type { TaskListener } from '../runtime/task-runner.js';
 import { timerProblems } from '../runtime/task-settings.js';
 import type { TaskFreshness, Worker } from '../runtime/worker.js';
 import { CERTIFICATE_EXPIRY_METRIC, type ConnectorView, METRICS, type TaskView } from './metric-table.js';
-import { parseMetricsListener } from './metrics-server.js';
+import { type MetricsListener, resolveMetricsListener } from './metrics-server.js';
 
 /** The worker config keys of metrics, with their defaults. */
 export const metricsConfig = defineConfig({
@@ -20,7 +20,25 @@ export const metricsConfig = defineConfig({
     type: configTypes.string,
     default: '',
     description:
-      'Where GET /metrics is served on a listener of its own (one http://host:port); empty (the default): on the REST API listener.',
+      "Where GET /metrics is served on a listener of its own (one http://host:port or https://host:port); empty (the default): on the REST API listener. https takes metrics.listeners.https.ssl.* (none given: the REST listener's listeners.https.ssl.*, else the worker's ssl.*).",
+  },
+  'metrics.basic.auth.user': {
+    type: configTypes.string,
+    default: '',
+    description:
+      'User name of HTTP basic authentication on the metrics listener of its own (metrics.listeners); with a password (or password file) every request must carry it.',
+  },
+  'metrics.basic.auth.password': {
+    type: configTypes.string,
+    default: '',
+    password: true,
+    description: 'Password of HTTP basic authentication on the metrics listener.',
+  },
+  'metrics.basic.auth.password.file': {
+    type: configTypes.string,
+    default: '',
+    description:
+      'File holding the password of HTTP basic authentication on the metrics listener (a trailing newline is ignored), instead of metrics.basic.auth.password.',
   },
   'metrics.partition.limit': {
     type: configTypes.nonNegativeInt,
@@ -46,6 +64,8 @@ export const metricsConfig = defineConfig({
 export interface MetricsSettings {
   /** Empty: served on the REST listener. */
   readonly listeners: string;
+  /** The listener of its own, resolved (TLS, basic auth); undefined when `listeners` is empty. */
+  readonly listener: MetricsListener | undefined;
   readonly partitionLimit: number;
   readonly staleThresholdMs: number;
   readonly historyIntervalMs: number;
@@ -55,16 +75,13 @@ export interface MetricsSettings {
 export function resolveMetricsSettings(config: Readonly<Record<string, string>>): MetricsSettings {
   const parsed = metricsConfig.parse(config);
   const timers = parsed.ok ? timerProblems(parsed.value, { 'metrics.history.interval.ms': { min: 1 } }) : [];
-  if (!parsed.ok || timers.length > 0)
-    throw new ConfigError(
-      'metrics settings of the worker config',
-      [...(parsed.ok ? [] : parsed.problems), ...timers].map((p) => p.message),
-    );
-  const listeners = parsed.value['metrics.listeners'].trim();
+  const problems = [...(parsed.ok ? [] : parsed.problems), ...timers].map((p) => p.message);
   // Checked here, before anything starts, not only when the listener opens after the worker started.
-  if (listeners !== '') parseMetricsListener(listeners);
+  const listener = resolveMetricsListener(config, problems);
+  if (!parsed.ok || problems.length > 0) throw new ConfigError('metrics settings of the worker config', problems);
   return {
-    listeners,
+    listeners: parsed.value['metrics.listeners'].trim(),
+    listener,
     partitionLimit: parsed.value['metrics.partition.limit'],
     staleThresholdMs: parsed.value['offset.stale.threshold.ms'],
     historyIntervalMs: parsed.value['metrics.history.interval.ms'],

@@ -9,6 +9,7 @@ import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
 import { crossOriginHooks } from './cross-origin.js';
 import { addLeaderForwarding, type LeaderLocator } from './leader-forwarding.js';
+import { httpsServerOptions, refusedClientCertificate } from './listener-tls.js';
 import { addLoggersRoutes, addObservabilityRoutes } from './observability-routes.js';
 import { addOffsetsRoutes } from './offsets-routes.js';
 import { addPluginsRoutes } from './plugins-routes.js';
@@ -73,15 +74,7 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   const app = Fastify({
     ...(tls
       ? {
-          https: {
-            ...(tls.key !== undefined ? { key: tls.key } : {}),
-            ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
-            ...(tls.pfx !== undefined ? { pfx: tls.pfx } : {}),
-            ...(tls.passphrase !== undefined ? { passphrase: tls.passphrase } : {}),
-            ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
-            requestCert: tls.clientAuth !== 'none',
-            rejectUnauthorized: tls.clientAuth === 'required',
-          },
+          https: httpsServerOptions(tls),
         }
       : {}),
     logger: false,
@@ -154,13 +147,9 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
   });
 
   if (tls?.clientAuth === 'requested') {
-    // ssl.client.auth=requested: no certificate is fine, an untrusted one is not (as Java's wantClientAuth).
     app.addHook('onRequest', async (request, reply) => {
-      const socket = request.raw.socket as import('node:tls').TLSSocket;
-      if (socket.authorized || Object.keys(socket.getPeerCertificate?.() ?? {}).length === 0) return;
-      return reply
-        .code(401)
-        .send({ error_code: 401, message: `Client certificate not trusted: ${socket.authorizationError ?? 'unknown issuer'}` });
+      const refused = refusedClientCertificate(tls, request.raw.socket as import('node:tls').TLSSocket);
+      if (refused !== undefined) return reply.code(401).send({ error_code: 401, message: refused });
     });
   }
 

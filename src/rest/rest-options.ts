@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError, isTributaryError } from '../api/errors.js';
 import { resolveKafkaSecurity } from '../kafka/security-config.js';
 import type { CertificateValidity } from '../runtime/certificate-validity.js';
 import { timerProblems } from '../runtime/task-settings.js';
+import { type BasicCredentials, resolveBasicAuth } from './basic-auth.js';
 import { CORS_METHODS, type CrossOriginPolicy, SAME_ORIGIN_ONLY } from './cross-origin.js';
 
 /** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
@@ -93,7 +93,7 @@ export interface RestOptions {
   readonly maxBodyBytes: number;
   readonly requestTimeoutMs: number;
   /** Set when HTTP basic authentication is on. */
-  readonly basicAuth: { readonly user: string; readonly password: string } | undefined;
+  readonly basicAuth: BasicCredentials | undefined;
   /** Whether a request may name any module path as `connector.class` (`rest.plugin.module.paths.enable`). */
   readonly pluginModulePaths: boolean;
   /** Set for an `https://` listener. */
@@ -104,7 +104,10 @@ export interface RestOptions {
   readonly crossOrigin: CrossOriginPolicy;
 }
 
-/** TLS of an `https://` REST listener, from `listeners.https.ssl.*` (or the worker's `ssl.*`). */
+/**
+ * TLS of an `https://` listener: the REST API's, from `listeners.https.ssl.*` (or the worker's
+ * `ssl.*`), and the metrics listener's (`metrics.listeners.https.ssl.*`, else the REST API's).
+ */
 export interface RestTls {
   /** Server key and certificate chain (PEM), or a PKCS12 store. */
   readonly key: string | undefined;
@@ -119,7 +122,7 @@ export interface RestTls {
   readonly certificates: readonly CertificateValidity[];
 }
 
-/** The store settings an https listener reads, under `listeners.https.` or (none of those given) at the worker. */
+/** The store settings an https listener reads, under its prefix (`listeners.https.`) or (none of those given) at the worker. */
 export const REST_TLS_KEYS = [
   'ssl.keystore.type',
   'ssl.keystore.location',
@@ -134,15 +137,34 @@ export const REST_TLS_KEYS = [
   'ssl.client.auth',
 ] as const;
 
-const HTTPS_PREFIX = 'listeners.https.';
+/** The prefix of the REST listener's TLS settings, as Kafka Connect's. */
+export const HTTPS_PREFIX = 'listeners.https.';
 
 /**
- * The TLS settings of an https listener. As Kafka Connect: when any `listeners.https.*` key is
- * given, only those are used; otherwise the worker's un-prefixed `ssl.*` ones.
+ * Which settings an https listener takes its TLS from: the first of `prefixes` under which any
+ * key is given, else the worker's un-prefixed `ssl.*` (returned as `''`).
  */
-function resolveRestTls(config: Readonly<Record<string, string>>, problems: string[], now: () => number): RestTls | undefined {
-  const prefixed = Object.keys(config).some((k) => k.startsWith(HTTPS_PREFIX));
-  const prefix = prefixed ? HTTPS_PREFIX : '';
+export function listenerTlsPrefix(config: Readonly<Record<string, string>>, prefixes: readonly string[]): string {
+  return prefixes.find((p) => Object.keys(config).some((k) => k.startsWith(p))) ?? '';
+}
+
+/**
+ * The TLS settings of an https listener. As Kafka Connect: when any key under the first of
+ * `prefixes` (the REST API: `listeners.https.`) is given, only those are used; else under the
+ * next (the metrics listener falls back to the REST API's), finally the worker's un-prefixed
+ * `ssl.*` ones. `listenerKey` is the key of the listener, for messages.
+ */
+export function resolveListenerTls(
+  config: Readonly<Record<string, string>>,
+  problems: string[],
+  prefixes: readonly string[] = [HTTPS_PREFIX],
+  listenerKey = 'listeners',
+  now: () => number = Date.now,
+): RestTls | undefined {
+  const prefix = listenerTlsPrefix(config, prefixes);
+  const prefixed = prefix !== '';
+  // Where a message says to set a key: the listener's own prefix.
+  const shown = prefix || (prefixes[0] ?? HTTPS_PREFIX);
   const stores: Record<string, string> = {};
   for (const [k, v] of Object.entries(config)) {
     if (!k.startsWith(prefix)) continue;
@@ -151,7 +173,7 @@ function resolveRestTls(config: Readonly<Record<string, string>>, problems: stri
       if (key !== 'ssl.client.auth') stores[k] = v;
     } else if (prefixed) {
       problems.push(
-        `${k}: not a setting of the https listener; supported: ${REST_TLS_KEYS.map((x) => HTTPS_PREFIX + x).join(', ')}`,
+        `${k}: not a setting of the https listener (${listenerKey}); supported: ${REST_TLS_KEYS.map((x) => prefix + x).join(', ')}`,
       );
     }
   }
@@ -178,13 +200,11 @@ function resolveRestTls(config: Readonly<Record<string, string>>, problems: stri
   if (!tls) return undefined;
   if (tls.cert === undefined && tls.pkcs12 === undefined) {
     problems.push(
-      `listeners: https needs the server's key and certificate: set ${prefix || HTTPS_PREFIX}ssl.keystore.location (PEM with ${prefix || HTTPS_PREFIX}ssl.keystore.type=PEM, or PKCS12 with its password)`,
+      `${listenerKey}: https needs the server's key and certificate: set ${shown}ssl.keystore.location (PEM with ${shown}ssl.keystore.type=PEM, or PKCS12 with its password)`,
     );
   }
   if (clientAuth !== 'none' && tls.ca === undefined) {
-    problems.push(
-      `${clientAuthKey}=${clientAuth} needs the CA of the client certificates: set ${prefix || HTTPS_PREFIX}ssl.truststore.location`,
-    );
+    problems.push(`${clientAuthKey}=${clientAuth} needs the CA of the client certificates: set ${shown}ssl.truststore.location`);
   }
   return {
     key: tls.key,
@@ -222,7 +242,8 @@ export async function resolveRestOptions(
     .filter(Boolean);
   if (listeners.length > 1) problems.push(`listeners: one listener is supported, got ${listeners.length} (${c.listeners})`);
   const listener = parseListener(listeners[0] ?? '', problems);
-  const tls = listener.scheme === 'https' ? resolveRestTls(config, problems, options.now ?? Date.now) : undefined;
+  const tls =
+    listener.scheme === 'https' ? resolveListenerTls(config, problems, undefined, undefined, options.now ?? Date.now) : undefined;
   const advertisedRaw = c['rest.advertised.listener'].trim().toLowerCase();
   let advertisedListener: 'http' | 'https' = listener.scheme;
   if (advertisedRaw === 'http' || advertisedRaw === 'https') advertisedListener = advertisedRaw;
@@ -230,22 +251,7 @@ export async function resolveRestOptions(
   if (advertisedListener !== listener.scheme) {
     problems.push(`rest.advertised.listener=${advertisedListener} does not match the listener's scheme (${listener.scheme})`);
   }
-  let password = c['rest.basic.auth.password'];
-  const file = c['rest.basic.auth.password.file'];
-  if (file !== '') {
-    if (password !== '') problems.push('give rest.basic.auth.password or rest.basic.auth.password.file, not both');
-    try {
-      password = (await readFile(file, 'utf8')).replace(/\r?\n$/, '');
-    } catch (e) {
-      problems.push(`rest.basic.auth.password.file: cannot read ${file}: ${(e as Error).message}`);
-    }
-  }
-  const user = c['rest.basic.auth.user'];
-  if (user !== '' && password === '') {
-    problems.push('rest.basic.auth.user is set but no password: set rest.basic.auth.password or rest.basic.auth.password.file');
-  }
-  if (user === '' && password !== '') problems.push('a basic auth password is set but no rest.basic.auth.user');
-  if (user.includes(':')) problems.push('rest.basic.auth.user must not contain ":" (HTTP basic authentication cannot carry it)');
+  const basicAuth = resolveBasicAuth(config, 'rest.basic.auth.', problems);
   const pluginModulePaths = c['rest.plugin.module.paths.enable'];
   if (pluginModulePaths && !isLoopback(listener.host)) {
     problems.push(
@@ -261,7 +267,7 @@ export async function resolveRestOptions(
     advertisedPort: c['rest.advertised.port'],
     maxBodyBytes: c['rest.request.max.bytes'],
     requestTimeoutMs: c['rest.request.timeout.ms'],
-    basicAuth: user !== '' ? { user, password } : undefined,
+    basicAuth,
     pluginModulePaths,
     tls,
     advertisedListener,

@@ -6,7 +6,7 @@
 
 export { JsonLinesSender, type JsonLinesTarget } from '../embedded/json-lines-sender.js';
 export { type ConnectorView, METRICS, type MetricDefinition, type TaskView } from '../metrics/metric-table.js';
-export { MetricsServer } from '../metrics/metrics-server.js';
+export { type MetricsListener, MetricsServer, resolveMetricsListener } from '../metrics/metrics-server.js';
 export {
   type MetricsSettings,
   metricsConfig,

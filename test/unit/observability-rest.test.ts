@@ -139,7 +139,11 @@ describe('GET /metrics', () => {
   });
 
   it('refuses a metrics listener that is not one http://host:port, saying what is accepted', async () => {
-    await expect(MetricsServer.start(new WorkerMetrics(), 'https://x:1')).rejects.toThrow(/give one http:\/\/host:port/);
+    await expect(MetricsServer.start(new WorkerMetrics(), 'ftp://x:1')).rejects.toThrow(
+      /give one http:\/\/host:port or https:\/\/host:port/,
+    );
+    // https needs its key store, which only the worker config's resolution gives.
+    await expect(MetricsServer.start(new WorkerMetrics(), 'https://127.0.0.1:0')).rejects.toThrow(/needs its key store/);
   });
 
   it('refuses a bad metrics.listeners when the worker config is read, before anything starts', () => {

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -14,6 +12,7 @@ import { RestServer } from '../../src/rest/rest-server.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { type LoggedLine, recordingLogger } from '../helpers/recording-logger.js';
+import { tlsGet } from '../helpers/tls-get.js';
 import { writeWorkerFiles } from '../helpers/worker-files.js';
 import { generateTestCertificates, STORE_PASSWORD, type TestCertificates } from '../kafka/certificates.js';
 
@@ -43,31 +42,12 @@ async function serve(config: Record<string, string>, metrics?: WorkerMetrics): P
 }
 
 /** GET over HTTPS with node's https client, trusting the test CA; a client key pair from a PEM key store when given. */
-function get(
+async function get(
   url: string,
   opts: { keystore?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: string }> {
-  const pem = opts.keystore ? readFileSync(opts.keystore, 'utf8') : undefined;
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        ca: readFileSync(certs.caPem, 'utf8'),
-        ...(pem ? { key: pem, cert: pem } : {}),
-        headers: opts.headers,
-        agent: false,
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (c) => {
-          body += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+  const { status, body } = await tlsGet(url, { ca: certs.caPem, ...opts });
+  return { status, body };
 }
 
 const serverStore = () => ({

@@ -46,30 +46,95 @@ describe('sasl.jaas.config', () => {
     expect(problems).toEqual([]);
   });
 
-  it('says what is wrong with a malformed entry without repeating the password', () => {
-    const bad = [
-      'org.Foo required username="a" password="hunter2"',
-      'org.Foo maybe username="a";',
-      'org.Foo required username "a";',
-      'org.Foo required password="hunter2;',
-      'org.Foo required a="1"; org.Bar required;',
+  it('says what is wrong with a malformed entry, where and in which option, never repeating a password', () => {
+    const secret = 'secret123';
+    const plain = 'org.apache.kafka.common.security.plain.PlainLoginModule';
+    const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    /** [value, what its one message must say]; `@(needle)` is the character index of needle in the value, `@end` its length. */
+    const raw: Array<[string, string]> = [
+      // Missing quotes, and nothing after username=.
+      [
+        `${plain} required password=${secret} username=`,
+        "option username at character @(username) has no value after '=' (character @end)",
+      ],
+      // The password where the control flag goes (the flag forgotten).
+      [
+        `${plain} ${secret} username="a" password="b";`,
+        `control flag (required, requisite, sufficient, optional), found a word of 9 characters at character @(${secret})`,
+      ],
+      // The password written first, as if it were the module.
+      [`"${secret}" required username="a";`, 'must start with the login module class, found a quoted value at character 0'],
+      // A stray token: the password without its option name.
+      [
+        `${plain} required username="a" ${secret};`,
+        `a word of 9 characters at character @(${secret}) (after the value of option username) is not followed by '='`,
+      ],
+      // An option with no '='.
+      [
+        `${plain} required username="a" password ${secret};`,
+        "option password at character @(password) (after the value of option username) is not followed by '='",
+      ],
+      // A stray quoted value.
+      [
+        `${plain} required username="a" "${secret}";`,
+        `a quoted value at character @("${secret}) (after the value of option username) where an option`,
+      ],
+      // Unterminated quotes.
+      [
+        `${plain} required username="a" password="${secret};`,
+        `the quoted value of option password, opened at character @("${secret}), is not closed`,
+      ],
+      [
+        `${plain} required username="a" password=${secret} "x;`,
+        'the quote opened at character @("x) (after the value of option password) is not closed',
+      ],
+      // A missing ';'.
+      [
+        `${plain} required username="a" password="${secret}"`,
+        "must end with ';' (it ends at character @end, after the value of option password)",
+      ],
+      // Text after ';'.
+      [
+        `${plain} required username="a"; password=${secret}`,
+        "the text after the ';' at character @(;) (from character @(password)) is not accepted",
+      ],
+      // '=' where a name goes: a password holding '=' without quotes.
+      [
+        `${plain} required username="a" password=se=${secret};`,
+        `'=' at character @(=${secret}) (after the value of option password) where an option`,
+      ],
+      ['', 'the value is empty'],
     ];
-    const messages = bad.map((text) => {
-      const problems: string[] = [];
-      expect(parseJaasConfig(text, 'producer.sasl.jaas.config', problems)).toBeUndefined();
-      return problems.join(' ');
+    const cases = raw.map(([text, said]): [string, RegExp] => {
+      const filled = said
+        .replace(/@\(([^)]*)\)/g, (_, needle: string) => {
+          expect(text.indexOf(needle), needle).toBeGreaterThanOrEqual(0);
+          return String(text.indexOf(needle));
+        })
+        .replace('@end', String(text.length));
+      return [text, new RegExp(esc(filled))];
     });
-    expect(messages).toEqual([
-      expect.stringContaining("must end with ';'"),
-      expect.stringContaining("'maybe' after the login module is not required"),
-      expect.stringContaining('options must be name="value" pairs'),
-      expect.stringContaining('a quoted value is not closed'),
-      expect.stringContaining('one login module entry is supported'),
-    ]);
-    for (const m of messages) {
-      expect(m).toMatch(/^producer\.sasl\.jaas\.config: /);
-      expect(m).not.toContain('hunter2');
+    for (const [text, expected] of cases) {
+      const problems: string[] = [];
+      expect(parseJaasConfig(text, 'producer.sasl.jaas.config', problems), text).toBeUndefined();
+      expect(problems, text).toEqual([expect.stringMatching(expected)]);
+      expect(problems[0], text).toMatch(/^producer\.sasl\.jaas\.config: /);
+      expect(problems[0], text).not.toContain(secret);
+      expect(problems[0], text).not.toContain('secret');
     }
+  });
+
+  it('does not show a login module that is no LoginModule class, nor any text, through the security settings', () => {
+    const secret = 'hunter2pw';
+    const check = (jaas: string) =>
+      problemsOf({ 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': jaas });
+    const first = check(`${secret} required username="a" password="b";`);
+    expect(first).toEqual([
+      expect.stringContaining('login module at character 0 (a word of 9 characters, not a LoginModule class) is not supported'),
+    ]);
+    const flag = check(`org.apache.kafka.common.security.plain.PlainLoginModule ${secret} username="a" password="b";`);
+    expect(flag).toEqual([expect.stringContaining('found a word of 9 characters at character 56')]);
+    for (const m of [...first, ...flag]) expect(m).not.toContain(secret);
   });
 });
 

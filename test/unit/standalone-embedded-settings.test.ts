@@ -77,5 +77,6 @@ describe('standalone on the embedded default (no bootstrap.servers)', () => {
       'sender=kafkajs',
     ]);
     expect(https.filter((w) => w.fields.event === 'config.ignored').map((w) => w.fields.keys)).toEqual([['sender']]);
-  });
+    // Making the test certificates (openssl and keytool, a dozen stores) takes seconds on a loaded machine.
+  }, 60_000);
 });
