@@ -1,6 +1,6 @@
 import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, sep } from 'node:path';
 
 /**
  * Makes sure `folder` exists as a folder, creating its missing levels one by one, and fails
@@ -13,11 +13,15 @@ import { dirname, resolve } from 'node:path';
  * `stat`, it must be a folder, and each missing level below it is made with a plain `mkdir`,
  * whose first error is final.
  *
- * @param folder - The folder (relative paths are resolved against the working directory).
+ * The path is never cleaned up by its text (no `path.resolve`): in `link/../new` the `..` is the
+ * parent of the folder `link` points to, as the system reads it when the file is opened, so each
+ * level is the text of the path up to it and the system resolves it.
+ *
+ * @param folder - The folder (a relative path is taken from the working directory).
  * @throws Error - `Folder <folder> cannot be created: <level> <why> (<code>)`.
  */
 export async function ensureFolder(folder: string): Promise<void> {
-  const target = resolve(folder);
+  const target = absolute(folder);
   const missing: string[] = [];
   for (let at = target; ; ) {
     const found = await stat(at).then(
@@ -56,7 +60,7 @@ export async function ensureFolder(folder: string): Promise<void> {
 
 /** {@link ensureFolder}, synchronously, for a caller that cannot wait (a constructor). */
 export function ensureFolderSync(folder: string): void {
-  const target = resolve(folder);
+  const target = absolute(folder);
   const missing: string[] = [];
   for (let at = target; ; ) {
     let found: Stats | NodeJS.ErrnoException;
@@ -85,6 +89,11 @@ export function ensureFolderSync(folder: string): void {
       throw creationError(target, level, e as NodeJS.ErrnoException);
     }
   }
+}
+
+/** `folder` from the working directory when relative, its text otherwise untouched (see {@link ensureFolder}). */
+function absolute(folder: string): string {
+  return isAbsolute(folder) ? folder : `${process.cwd()}${sep}${folder}`;
 }
 
 function isFolderSync(path: string): boolean {
