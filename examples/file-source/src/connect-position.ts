@@ -25,8 +25,11 @@ import type { FileHandle } from 'node:fs/promises';
  *
  * A line ends after `\n`, or after a `\r` not followed by `\n` (Connect's line ends; this
  * connector reads such a position's rest of the line as a line, as Connect does). Bytes that are
- * not UTF-8 count one code unit per maximal invalid sequence (U+FFFD, as the WHATWG decoder
- * replaces them). Called with `position` at most the file's size.
+ * not UTF-8 count as Java's UTF-8 decoder counts them, one code unit (U+FFFD) per malformed
+ * sequence: the WHATWG decoder's maximal invalid sequences, except that an encoded surrogate
+ * (`ed a0..bf`, as CESU-8 writes supplementary characters) is one sequence with the byte after
+ * it when that is a continuation byte, as in Java (checked against OpenJDK 17's
+ * `InputStreamReader`). Called with `position` at most the file's size.
  *
  * @param handle - The file, open for reading.
  * @param position - The offset's `position`, > 0 and at most the file's size.
@@ -38,7 +41,7 @@ export async function bytePositionOfConnectOffset(
   position: number,
   buffer: Buffer,
 ): Promise<{ byte: number; reading: 'utf16' | 'bytes' | 'next-line' }> {
-  // Decoder state (WHATWG UTF-8): how many continuation bytes are still needed, and their range.
+  // Decoder state (UTF-8 as Java decodes it): how many continuation bytes are still needed, and their range.
   let needed = 0;
   let seen = 0;
   let lower = 0x80;
@@ -81,8 +84,9 @@ export async function bytePositionOfConnectOffset(
           if (b <= 0x7f) units += 1;
           else if (b >= 0xc2 && b <= 0xdf) needed = 1;
           else if (b >= 0xe0 && b <= 0xef) {
+            // No upper bound of 0x9f after 0xed, as WHATWG has: Java takes an encoded surrogate
+            // (ed a0..bf xx, CESU-8) for one malformed sequence of three bytes, one U+FFFD.
             if (b === 0xe0) lower = 0xa0;
-            if (b === 0xed) upper = 0x9f;
             needed = 2;
           } else if (b >= 0xf0 && b <= 0xf4) {
             if (b === 0xf0) lower = 0x90;
