@@ -152,6 +152,13 @@ export function kafkaAdapters(
       'exactly.once.source.support=enabled writes offsets in the same Kafka transaction as the records, so they must be in Kafka: remove offset.storage.file.filename (offsets then go to offset.storage.topic)',
     ]);
   }
+  if (exactlyOnce && !kafkajsFixes.applied.includes('filterAbortedMessages')) {
+    // Without it kafkajs can read the offsets of aborted transactions as committed (issue 40):
+    // a task would resume past data that never reached Kafka, so no warning is enough here.
+    throw new ConfigError('worker config', [
+      `exactly.once.source.support=enabled needs Tributary's fix of kafkajs's read_committed filter, which is not in force (${kafkajsFixes.notApplied.join('; ')}): use kafkajs 2.2.4 as package.json pins it, and load Tributary before anything else loads kafkajs`,
+    ]);
+  }
   const offsetsTopic = config['offset.storage.topic'] ?? DEFAULT_OFFSETS_TOPIC;
   const kafkaStore = file
     ? undefined
