@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /**
@@ -152,4 +153,65 @@ export function crossOriginHooks(
       });
     },
   };
+}
+
+/**
+ * Which `Host` headers the REST API answers (the defence against DNS rebinding), resolved from
+ * the listener, `rest.advertised.host.name` and `rest.allowed.host.names`.
+ */
+export interface HostPolicy {
+  /** Whether every connection is checked: a loopback listener, or `rest.allowed.host.names` set. Otherwise only connections that arrived on a loopback address are. */
+  readonly always: boolean;
+  /** Host names accepted besides IP literals, `localhost` and `*.localhost` (lower case, no port), or `'*'`: every Host (no check). */
+  readonly names: readonly string[] | '*';
+}
+
+/** Whether `address` (a listener host or a socket's local address) is loopback: 127.0.0.0/8, ::1 (also IPv4-mapped) or localhost. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const a = address.toLowerCase().replace(/^::ffff:/, '');
+  return a === 'localhost' || a === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
+}
+
+/** The host name of a Host header (lower case, IPv6 without brackets, one trailing dot dropped), or undefined when it is not `host[:port]`. */
+export function hostName(host: string): string | undefined {
+  try {
+    const url = new URL(`http://${host.trim()}`);
+    if (url.username || url.password || url.pathname !== '/' || url.search || url.hash || host.includes('/')) return undefined;
+    const name = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    return name.endsWith('.') ? name.slice(0, -1) : name;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why a request is refused for its `Host` header, or undefined when it may go on. A web page
+ * can point a DNS name of its own at the worker's address (DNS rebinding): its browser then
+ * sends the page's requests to the worker as same-origin ones, `Host` being the page's name,
+ * and lets the page read the answers. So a checked connection (see {@link HostPolicy.always})
+ * is answered only when its Host names an IP address, `localhost` or `*.localhost` (browsers
+ * resolve those themselves), or one of the policy's names. A request without a Host (HTTP/1.0)
+ * is not from a browser and goes on.
+ */
+export function hostRefusal(host: string | undefined, localAddress: string | undefined, policy: HostPolicy): string | undefined {
+  if (policy.names === '*' || host === undefined || host === '') return undefined;
+  if (!policy.always && !isLoopbackAddress(localAddress)) return undefined;
+  const name = hostName(host);
+  if (name !== undefined) {
+    if (isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost')) return undefined;
+    if (policy.names.includes(name)) return undefined;
+  }
+  const known = policy.names.length > 0 ? `, or ${policy.names.join(', ')}` : '';
+  return `Host refused: the request's Host header is ${JSON.stringify(host)}, which is not a name of this worker (an IP address, localhost${known}). A web page can point a DNS name of its own at this worker's address (DNS rebinding) and then drive it and read its answers, so the worker answers only requests addressed to one of its names. If ${name ?? host} is a name this worker is reached by (a DNS alias, a reverse proxy that passes Host on), add it to the worker setting rest.allowed.host.names (comma-separated host names, or * to accept every Host).`;
+}
+
+/** Installs {@link hostRefusal} as the REST API's first check: 403 before authentication, so a rebinding page cannot make the browser ask its user for the worker's password. */
+export function hostCheckHook(app: FastifyInstance, policy: HostPolicy): void {
+  if (policy.names === '*') return;
+  app.addHook('onRequest', async (request, reply) => {
+    const message = hostRefusal(one(request.headers.host), request.raw.socket?.localAddress, policy);
+    if (message === undefined) return;
+    return reply.code(403).send({ error_code: 403, message });
+  });
 }

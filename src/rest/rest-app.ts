@@ -7,7 +7,7 @@ import type { LoggerLevels } from '../runtime/logger-levels.js';
 import { MAX_CONNECTOR_NAME_LENGTH, type PluginAccess, type Worker } from '../runtime/worker.js';
 import { BASIC_CHALLENGE, checkBasicAuth } from './basic-auth.js';
 import { addConnectorsRoutes } from './connectors-routes.js';
-import { crossOriginHooks } from './cross-origin.js';
+import { crossOriginHooks, hostCheckHook } from './cross-origin.js';
 import { addLeaderForwarding, type LeaderLocator } from './leader-forwarding.js';
 import { httpsServerOptions, refusedClientCertificate } from './listener-tls.js';
 import { addLoggersRoutes, addObservabilityRoutes } from './observability-routes.js';
@@ -145,6 +145,9 @@ export function createRestApp(worker: Worker, options: RestOptions, context: Res
       .code(404)
       .send({ error_code: 404, message: `No endpoint ${request.method} ${path}; the endpoints are listed in docs/rest.md` });
   });
+
+  // First: a page that reached the worker by DNS rebinding gets neither an answer nor a password prompt.
+  hostCheckHook(app, options.hosts);
 
   if (tls?.clientAuth === 'requested') {
     app.addHook('onRequest', async (request, reply) => {

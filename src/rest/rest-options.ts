@@ -1,10 +1,19 @@
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { configTypes, defineConfig } from '../api/config-def.js';
 import { ConfigError, isTributaryError } from '../api/errors.js';
 import { resolveKafkaSecurity } from '../kafka/security-config.js';
 import type { CertificateValidity } from '../runtime/certificate-validity.js';
 import { timerProblems } from '../runtime/task-settings.js';
 import { type BasicCredentials, resolveBasicAuth } from './basic-auth.js';
-import { CORS_METHODS, type CrossOriginPolicy, SAME_ORIGIN_ONLY } from './cross-origin.js';
+import {
+  CORS_METHODS,
+  type CrossOriginPolicy,
+  type HostPolicy,
+  hostName,
+  isLoopbackAddress,
+  SAME_ORIGIN_ONLY,
+} from './cross-origin.js';
 
 /** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
 export const DEFAULT_LISTENER = 'http://127.0.0.1:8083';
@@ -72,6 +81,12 @@ export const restConfig = defineConfig({
     description:
       'The methods the origins of access.control.allow.origin may use, comma-separated (GET, HEAD, POST, PUT, PATCH, DELETE); default, as Kafka Connect: GET, POST, HEAD.',
   },
+  'rest.allowed.host.names': {
+    type: configTypes.string,
+    default: '',
+    description:
+      "Host names, besides IP addresses, localhost, rest.advertised.host.name and the listener's host, that requests may name in their Host header (a DNS alias of the worker, a reverse proxy that passes Host on), comma-separated; or * to accept every Host. A request naming another host is answered 403, as a web page can point a DNS name of its own at the worker (DNS rebinding). Default: checked on a loopback listener, and on other listeners only for connections to a loopback address; when set, checked on every connection.",
+  },
   'rest.plugin.module.paths.enable': {
     type: configTypes.boolean,
     default: false,
@@ -102,6 +117,8 @@ export interface RestOptions {
   readonly advertisedListener: 'http' | 'https';
   /** `access.control.allow.origin` and `access.control.allow.methods`: which pages of other origins may change things. */
   readonly crossOrigin: CrossOriginPolicy;
+  /** Which Host headers are answered (DNS rebinding): from the listener, `rest.advertised.host.name` and `rest.allowed.host.names`. */
+  readonly hosts: HostPolicy;
 }
 
 /**
@@ -259,6 +276,7 @@ export async function resolveRestOptions(
     );
   }
   const crossOrigin = resolveCrossOrigin(c['access.control.allow.origin'], c['access.control.allow.methods'], problems);
+  const hosts = resolveHostPolicy(listener.host, c['rest.advertised.host.name'], c['rest.allowed.host.names'], problems);
   if (problems.length > 0) throw new ConfigError('REST settings of the worker config', problems);
   return {
     host: listener.host,
@@ -272,7 +290,45 @@ export async function resolveRestOptions(
     tls,
     advertisedListener,
     crossOrigin,
+    hosts,
   };
+}
+
+/**
+ * The Host names a worker answers to. A loopback listener checks every connection; another
+ * listener (every interface, a LAN address) only those that arrived on a loopback address,
+ * unless `rest.allowed.host.names` is set, so a worker reached by DNS names keeps working.
+ * Besides the configured names: `rest.advertised.host.name` (the Host of requests other workers
+ * forward to this one), the listener's host when it is a name, and for a listener that is not
+ * loopback the machine's name (the advertised host of a listener on every interface).
+ */
+function resolveHostPolicy(listenerHost: string, advertised: string, raw: string, problems: string[]): HostPolicy {
+  const entries = raw
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
+  if (entries.includes('*')) {
+    if (entries.length > 1) problems.push(`rest.allowed.host.names: * accepts every Host, so give it alone, got ${raw.trim()}`);
+    return { always: true, names: '*' };
+  }
+  const names = new Set<string>();
+  for (const entry of entries) {
+    const name = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?$/i.test(entry) ? hostName(entry) : undefined;
+    if (name === undefined) {
+      problems.push(
+        `rest.allowed.host.names: "${entry}" is not a host name; accepted: host names without scheme or port, e.g. connect.example.com, comma-separated (IP addresses and localhost are always accepted); or * alone for every Host`,
+      );
+    } else names.add(name);
+  }
+  const loopback = isLoopbackAddress(listenerHost);
+  const add = (h: string): void => {
+    const name = h === '' ? undefined : hostName(h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
+    if (name !== undefined && name !== '0.0.0.0' && name !== '::') names.add(name);
+  };
+  add(advertised);
+  add(listenerHost);
+  if (!loopback) add(hostname());
+  return { always: loopback || entries.length > 0, names: [...names].filter((n) => isIP(n) === 0) };
 }
 
 /**

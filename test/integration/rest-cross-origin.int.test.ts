@@ -5,7 +5,9 @@
  * and of an origin in `access.control.allow.origin` still work. The pages come from a small
  * static server on another 127.0.0.1 port: as `http://127.0.0.1:<port>` (same site as the
  * worker, another origin), `http://evil.test:<port>` (another site) and
- * `http://allowed.test:<port>` (allowed); Chromium resolves both names to 127.0.0.1.
+ * `http://allowed.test:<port>` (allowed); Chromium resolves both names to 127.0.0.1. A page of
+ * `http://rebind.test:<worker port>` (a name that resolves to 127.0.0.1, as after DNS rebinding)
+ * is the worker's own origin to the browser, and is refused for its Host.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -152,7 +154,7 @@ describeBrowser('REST API and web pages of other origins, in headless Chromium',
         '--disable-component-update',
         '--disable-sync',
         '--no-first-run',
-        '--host-resolver-rules=MAP evil.test 127.0.0.1, MAP allowed.test 127.0.0.1',
+        '--host-resolver-rules=MAP evil.test 127.0.0.1, MAP allowed.test 127.0.0.1, MAP rebind.test 127.0.0.1',
       ],
     });
     cleanups.push(() => browser.close());
@@ -203,6 +205,22 @@ describeBrowser('REST API and web pages of other origins, in headless Chromium',
     expect(await send('PUT', '/connectors/datagen/resume')).toBe(202);
     await expect.poll(() => state('datagen'), { timeout: 10_000 }).toBe('RUNNING');
     await page.close();
+  });
+
+  it('answers nothing to a page whose DNS name was re-pointed at the worker (DNS rebinding), reads included', async () => {
+    const page = await browser.newPage();
+    const rebound = api.replace('127.0.0.1', 'rebind.test');
+    const from = lines.length;
+    // To the browser, the page and the worker are one origin: it sends Sec-Fetch-Site: same-origin and would show the answers.
+    expect((await page.goto(`${rebound}/ui`))?.status()).toBe(403);
+    expect(await page.textContent('body')).toContain('DNS rebinding');
+    const send = (method: string, path: string) =>
+      page.evaluate(async ([m, p]) => (await fetch(p as string, { method: m as string })).status, [method, path] as const);
+    expect(await send('PUT', '/connectors/datagen/pause')).toBe(403);
+    expect(await send('GET', '/connectors/datagen/config')).toBe(403);
+    await page.close();
+    expect(changesAnswered(from)).toEqual(['PUT /connectors/datagen/pause 403']);
+    expect(await state('datagen')).toBe('RUNNING');
   });
 
   it('carries out what a page of an origin in access.control.allow.origin sends, and lets it read the answers', async () => {
