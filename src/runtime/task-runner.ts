@@ -228,6 +228,15 @@ export class TaskRunner<P, O, C> {
   private starting: Promise<void> | undefined;
   private startAttempted = false;
   private taskStarted = false;
+  /** Whether the task goes PAUSED rather than RUNNING once started: `startPaused`, then a pause or resume that came while it started. */
+  private pausedAtStart: boolean;
+  /** While start() is retried after a RetriableError: the retry and its message. */
+  private startRetry: { readonly retry: number; readonly message: string } | undefined;
+  private settleFirstAttempt: () => void = () => {};
+  /** Settles when the first start() attempt has: the task runs, failed, is retrying its start, or was stopped. */
+  private readonly firstAttempt = new Promise<void>((resolve) => {
+    this.settleFirstAttempt = resolve;
+  });
   private loop: Promise<void> = Promise.resolve();
   private round: Subscription | undefined;
   private flushTimer: Subscription | undefined;
@@ -284,6 +293,7 @@ export class TaskRunner<P, O, C> {
 
   constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
     this.task = options.task;
+    this.pausedAtStart = options.startPaused === true;
     this.settings = options.settings;
     this.sender = options.sender;
     this.store = options.offsetStore;
@@ -371,8 +381,31 @@ export class TaskRunner<P, O, C> {
    */
   start(): Promise<void> {
     if (this.starting) throw new Error(`Task ${this.id} was already started`);
-    this.starting = this.startOnce();
+    this.starting = this.startOnce().finally(() => {
+      this.startRetry = undefined;
+      this.settleFirstAttempt();
+    });
     return this.starting;
+  }
+
+  /**
+   * Settles (never rejects) once the first attempt of {@link start} has: the task runs, has
+   * failed, is retrying its `start()` after a RetriableError (see {@link startRetrying}), or was
+   * stopped. What a caller that must not wait for the retries awaits.
+   */
+  startAttempt(): Promise<void> {
+    return this.firstAttempt;
+  }
+
+  /**
+   * While the task's `start()` is retried after a RetriableError (the task is still UNASSIGNED):
+   * what it said and the retry's number, for the task's status; else undefined.
+   */
+  get startRetrying(): string | undefined {
+    const r = this.startRetry;
+    return r === undefined
+      ? undefined
+      : `start() of task ${this.id} raised a RetriableError and is retried until it succeeds or the task is stopped (retry ${r.retry}): ${r.message}`;
   }
 
   private async startOnce(): Promise<void> {
@@ -390,6 +423,8 @@ export class TaskRunner<P, O, C> {
           // A RetriableError from start() is retried until the task is stopped.
           if (isRetriableError(e) && this.stopping) return;
           if (!isRetriableError(e)) throw e;
+          this.startRetry = { retry: attempt, message: e instanceof Error ? e.message : safeJson(e) };
+          this.settleFirstAttempt();
           await this.retryDelay('start', e, attempt);
           if (this.stopping) return;
         }
@@ -400,7 +435,8 @@ export class TaskRunner<P, O, C> {
       return;
     }
     if (this.stopping) return;
-    this.setStatus({ state: this.options.startPaused ? 'PAUSED' : 'RUNNING' });
+    this.startRetry = undefined;
+    this.setStatus({ state: this.pausedAtStart ? 'PAUSED' : 'RUNNING' });
     if (stored.size <= 10_000) for (const [key, entry] of stored) this.committed.set(key, canonicalJson(entry.offset));
     this.log.info(
       { event: 'task.started', committedOffsets: stored.size },
@@ -432,15 +468,17 @@ export class TaskRunner<P, O, C> {
     );
   }
 
-  /** Stops polling and heartbeats; offsets keep flushing. No-op unless RUNNING. */
+  /** Stops polling and heartbeats; offsets keep flushing. No-op unless RUNNING, or still starting (it then starts PAUSED). */
   pause(): void {
+    if (this.status.state === 'UNASSIGNED' && !this.stopping) this.pausedAtStart = true;
     if (this.status.state !== 'RUNNING' || this.stopping) return;
     this.setStatus({ state: 'PAUSED' });
     this.log.info({ event: 'task.paused' }, 'task paused');
   }
 
-  /** Polls and heartbeats again. No-op unless PAUSED. */
+  /** Polls and heartbeats again. No-op unless PAUSED, or still starting (it then starts RUNNING). */
   resume(): void {
+    if (this.status.state === 'UNASSIGNED' && !this.stopping) this.pausedAtStart = false;
     if (this.status.state !== 'PAUSED' || this.stopping) return;
     this.setStatus({ state: 'RUNNING' });
     this.log.info({ event: 'task.resumed' }, 'task resumed');

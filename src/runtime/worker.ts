@@ -115,6 +115,12 @@ export interface WorkerOptions {
   readonly close?: () => Promise<void>;
   /** Instrumentation per task. */
   readonly taskListener?: (connector: string, taskId: number) => TaskListener | undefined;
+  /**
+   * How long, in milliseconds, a create, config update or task restart waits at most for its
+   * tasks' first start attempt (default {@link TASK_START_WAIT_MS}): a task still being created
+   * or started then goes on in the background, shown UNASSIGNED until it runs or fails.
+   */
+  readonly taskStartWaitMs?: number;
   /** Freshness shown in a task's status (source lag, stale offset), e.g. from the worker's metrics. */
   readonly taskFreshness?: (connector: string, taskId: number) => TaskFreshness | undefined;
   /**
@@ -249,6 +255,37 @@ interface FailedTask {
   readonly own?: { readonly config: unknown };
 }
 
+/** A task whose sender is being created (a producer connecting): shown UNASSIGNED until it starts or fails. */
+interface PendingTask {
+  readonly config: unknown;
+  /** Distributed mode: the config as the cluster stores it. */
+  readonly placed?: unknown;
+  /** Set when the task was stopped meanwhile: the sender is closed once it arrives, and nothing starts. */
+  cancelled: boolean;
+}
+
+/**
+ * How long a create, config update or restart waits at most for its tasks' first start attempt
+ * before it answers: a task still starting then (its producer connecting, a slow `start()`)
+ * goes on starting and shows UNASSIGNED, then RUNNING or FAILED.
+ */
+export const TASK_START_WAIT_MS = 10_000;
+
+/** Resolves when `launches` have, or after `waitMs`, whichever comes first; never rejects. */
+async function awaitLaunches(launches: ReadonlyArray<Promise<void>>, waitMs: number): Promise<void> {
+  if (launches.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, waitMs);
+    timer.unref?.();
+  });
+  try {
+    await Promise.race([Promise.allSettled(launches), bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Everything a connector runs with, replaced as one by a config update. */
 interface ConnectorSpec {
   /** As given: `${provider:path:key}` references unresolved (what REST answers and logs show). */
@@ -305,12 +342,18 @@ export class ConnectorRunner {
   private placement: ConnectorPlacement | undefined;
   /** Tasks that could not be started (created, in distributed mode placed), by task id. */
   private readonly failedTasks = new Map<number, FailedTask>();
+  /** Tasks launched whose sender is still being created, by task id. */
+  private readonly pendingTasks = new Map<number, PendingTask>();
 
   constructor(
     readonly name: string,
     private spec: ConnectorSpec,
     private readonly worker: Worker,
   ) {}
+
+  private get startWaitMs(): number {
+    return this.worker.options.taskStartWaitMs ?? TASK_START_WAIT_MS;
+  }
 
   /** The raw config, secrets included. */
   get config(): Readonly<Record<string, string>> {
@@ -359,14 +402,17 @@ export class ConnectorRunner {
     }));
   }
 
-  /** The ids of the tasks, running or FAILED, sorted. */
+  /** The ids of the tasks, running, starting or FAILED, sorted. */
   private taskIds(): number[] {
-    return [...new Set([...this.tasks.map((t) => t.id), ...this.failedTasks.keys()])].sort((a, b) => a - b);
+    return [...new Set([...this.tasks.map((t) => t.id), ...this.pendingTasks.keys(), ...this.failedTasks.keys()])].sort(
+      (a, b) => a - b,
+    );
   }
 
-  /** Each task's config by id, sorted: those that run and those that could not be started (standalone). */
+  /** Each task's config by id, sorted: those that run, start, or could not be started (standalone). */
   private allTaskConfigs(): Array<{ id: number; config: unknown }> {
     const configs = this.tasks.map((t) => ({ id: t.id, config: t.config }));
+    if (this.placement === undefined) for (const [id, p] of this.pendingTasks) configs.push({ id, config: p.config });
     for (const [id, failed] of this.failedTasks) if (failed.own) configs.push({ id, config: failed.own.config });
     return configs.sort((a, b) => a.id - b.id);
   }
@@ -407,7 +453,13 @@ export class ConnectorRunner {
             return { id: t.id, state: 'FAILED', workerId, version, trace: mask(t.restartFailure) };
           if (s.state === 'FAILED') return { id: t.id, state: 'FAILED', workerId, version, trace: mask(s.trace), ...errors };
           // A task whose sender cannot reach Kafka stays RUNNING; its trace says so (see TaskRunner.warning).
-          const warning = s.state === 'RUNNING' || s.state === 'PAUSED' ? t.runner.warning : undefined;
+          // One whose start() is being retried is UNASSIGNED, its trace saying why.
+          const warning =
+            s.state === 'RUNNING' || s.state === 'PAUSED'
+              ? t.runner.warning
+              : s.state === 'UNASSIGNED'
+                ? t.runner.startRetrying
+                : undefined;
           const fresh = this.worker.options.taskFreshness?.(this.name, t.id);
           return {
             id: t.id,
@@ -419,6 +471,16 @@ export class ConnectorRunner {
             ...fresh,
           };
         })
+        .concat(
+          [...this.pendingTasks.keys()].map(
+            (id): TaskStatusInfo => ({
+              id,
+              state: this.restartingTasks.has(id) ? 'RESTARTING' : 'UNASSIGNED',
+              workerId,
+              version: this.spec.version,
+            }),
+          ),
+        )
         .concat(
           [...this.failedTasks].map(
             ([id, { trace }]): TaskStatusInfo =>
@@ -492,7 +554,11 @@ export class ConnectorRunner {
     const connector = !options.onlyFailed || this.state === 'FAILED';
     const failed = (t: TaskSlot) => t.restartFailure !== undefined || t.runner.status.state === 'FAILED';
     const tasks = options.includeTasks
-      ? [...this.tasks.filter((t) => !options.onlyFailed || failed(t)).map((t) => t.id), ...this.failedTasks.keys()]
+      ? [
+          ...this.tasks.filter((t) => !options.onlyFailed || failed(t)).map((t) => t.id),
+          ...(options.onlyFailed ? [] : this.pendingTasks.keys()),
+          ...this.failedTasks.keys(),
+        ]
       : [];
     if (connector) this.restartingConnector++;
     for (const id of tasks) this.restartingTasks.set(id, (this.restartingTasks.get(id) ?? 0) + 1);
@@ -527,38 +593,54 @@ export class ConnectorRunner {
    * Stops one task and starts it again with the same config. A task that cannot be created
    * again (its sender cannot be, say) is FAILED with the error's trace and logged, as at start;
    * the error is thrown too. A task that could not be started (or, in distributed mode, a placed
-   * task that could not be created) is started again.
+   * task that could not be created) is started again; so is one still being created. Resolves
+   * once the fresh task's first start attempt has, waiting at most {@link TASK_START_WAIT_MS}:
+   * a `start()` that is retried after a RetriableError is left retrying.
    */
   async restartTask(id: number): Promise<void> {
     let current: TaskSlot | undefined = this.tasks.find((t) => t.id === id);
-    const failed = current === undefined ? this.failedTasks.get(id) : undefined;
-    const placed = failed !== undefined ? this.placement?.tasks.get(id) : current?.placed;
-    if (current === undefined && failed?.own === undefined && placed === undefined) throw this.taskNotFound(id);
+    const pending = current === undefined ? this.pendingTasks.get(id) : undefined;
+    const failed = current === undefined && pending === undefined ? this.failedTasks.get(id) : undefined;
+    const placed = failed !== undefined ? this.placement?.tasks.get(id) : (pending?.placed ?? current?.placed);
+    if (current === undefined && pending === undefined && failed?.own === undefined && placed === undefined)
+      throw this.taskNotFound(id);
     const put = (next: TaskSlot) => {
       const at = current === undefined ? -1 : this.tasks.indexOf(current);
       if (at >= 0) this.tasks[at] = next;
       else this.tasks.push(next);
       current = next;
     };
-    if (current === undefined) this.failedTasks.delete(id);
+    if (pending !== undefined) {
+      pending.cancelled = true;
+      this.pendingTasks.delete(id);
+    } else if (current === undefined) this.failedTasks.delete(id);
     else if (current.restartFailure === undefined) {
       await current.runner.stop();
       await current.sender.close().catch(() => {});
     }
-    const config = current ? current.config : failed?.own ? failed.own.config : resolveAgain(placed, this.spec);
+    const config = current
+      ? current.config
+      : pending
+        ? pending.config
+        : failed?.own
+          ? failed.own.config
+          : resolveAgain(placed, this.spec);
     let fresh: TaskSlot | undefined;
     try {
       fresh = await this.createTask(id, config, (this.instance ?? new this.spec.connectorClass()).taskClass);
       if (placed !== undefined) fresh.placed = placed;
       put(fresh);
-      await fresh.runner.start();
+      // Not the whole start: one retried after a RetriableError would hold every later operation on the connector.
+      void fresh.runner.start();
+      await awaitLaunches([fresh.runner.startAttempt()], this.startWaitMs);
     } catch (e) {
       if (fresh !== undefined) {
         await fresh.runner.stop().catch(() => {});
         await fresh.sender.close().catch(() => {});
       }
       const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to restart`);
-      if (current === undefined) this.failedTasks.set(id, { trace: traceOf(error), ...(failed?.own ? { own: failed.own } : {}) });
+      const own = failed?.own ?? (pending !== undefined && this.placement === undefined ? { config } : undefined);
+      if (current === undefined) this.failedTasks.set(id, { trace: traceOf(error), ...(own ? { own } : {}) });
       else put({ ...current, restartFailure: traceOf(error) });
       this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
       throw error;
@@ -613,6 +695,13 @@ export class ConnectorRunner {
     );
     for (const id of [...this.failedTasks.keys()])
       if (!placement.tasks.has(id) || target === 'STOPPED') this.failedTasks.delete(id);
+    for (const [id, p] of [...this.pendingTasks]) {
+      const config = placement.tasks.get(id);
+      if (config === undefined || target === 'STOPPED' || canonicalJson(config) !== canonicalJson(p.placed ?? p.config)) {
+        p.cancelled = true;
+        this.pendingTasks.delete(id);
+      }
+    }
     if (!placement.runsConnector || target === 'STOPPED') await this.stopInstance();
     if (target === 'STOPPED') {
       // Kafka Connect writes zero task configs for a stopped connector: its offsets may then be
@@ -628,7 +717,9 @@ export class ConnectorRunner {
     if (this.state !== 'FAILED' || !placement.runsConnector) this.state = target;
     const taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
     const running = new Set(this.tasks.map((t) => t.id));
-    const fresh = [...placement.tasks].filter(([id]) => !running.has(id) && !this.failedTasks.has(id));
+    const fresh = [...placement.tasks].filter(
+      ([id]) => !running.has(id) && !this.pendingTasks.has(id) && !this.failedTasks.has(id),
+    );
     if (fresh.length > 0) {
       const settings = resolveTaskSettings(this.worker.options.config, this.spec.resolved);
       try {
@@ -645,7 +736,10 @@ export class ConnectorRunner {
         fresh.length = 0;
       }
     }
-    for (const [id, config] of fresh) await this.startTask(id, resolveAgain(config, this.spec), taskClass, config);
+    await awaitLaunches(
+      fresh.map(([id, config]) => this.launchTask(id, resolveAgain(config, this.spec), taskClass, config)),
+      this.startWaitMs,
+    );
     for (const t of this.tasks) target === 'PAUSED' ? t.runner.pause() : t.runner.resume();
   }
 
@@ -737,7 +831,8 @@ export class ConnectorRunner {
    * (its producer cannot connect, a transform refuses its config, its topics cannot be
    * created) is FAILED with the error's trace and logged, the others start, and the connector
    * stays as it is; a restart of the task starts it again. A task whose `start()` throws is
-   * FAILED by its runner.
+   * FAILED by its runner. Resolves once each task's first start attempt has, waiting at most
+   * {@link TASK_START_WAIT_MS} (see {@link launchTask}).
    */
   private async startTasks(configs: unknown[]): Promise<void> {
     const { options } = this.worker;
@@ -758,31 +853,48 @@ export class ConnectorRunner {
       this.log.error({ event: 'task.failed', err: error }, error.message);
       return;
     }
-    for (const [id, config] of configs.entries()) await this.startTask(id, config, taskClass);
+    await awaitLaunches(
+      [...configs.entries()].map(([id, config]) => this.launchTask(id, config, taskClass)),
+      this.startWaitMs,
+    );
   }
 
   /**
-   * Creates and starts one task. One that cannot be created (its sender, its transforms) is
-   * FAILED with the error's trace and logged, not thrown: standalone keeps its config for a
-   * restart, distributed mode (`placed`: the config as the cluster stores it) has the placement.
+   * Creates and starts one task, as Kafka Connect does, apart from the operation that launched
+   * it: until its sender is created (a producer connecting) the task shows UNASSIGNED; a stop
+   * meanwhile cancels it (the sender is closed when it comes). One that cannot be created (its
+   * sender, its transforms) is FAILED with the error's trace and logged, not thrown: standalone
+   * keeps its config for a restart, distributed mode (`placed`: the config as the cluster stores
+   * it) has the placement. The result settles (never rejects) once the task's first start
+   * attempt has (see {@link TaskRunner.startAttempt}); a `start()` retried after a
+   * RetriableError goes on being retried until the task is stopped.
    */
-  private async startTask(id: number, config: unknown, taskClass: SourceConnector['taskClass'], placed?: unknown): Promise<void> {
-    let slot: TaskSlot | undefined;
-    try {
-      slot = await this.createTask(id, config, taskClass);
+  private launchTask(id: number, config: unknown, taskClass: SourceConnector['taskClass'], placed?: unknown): Promise<void> {
+    const pending: PendingTask = { config, ...(placed !== undefined ? { placed } : {}), cancelled: false };
+    this.pendingTasks.set(id, pending);
+    return (async () => {
+      let slot: TaskSlot;
+      try {
+        slot = await this.createTask(id, config, taskClass);
+      } catch (e) {
+        if (pending.cancelled) return;
+        this.pendingTasks.delete(id);
+        const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to start`);
+        this.failedTasks.set(id, { trace: traceOf(error), ...(this.placement ? {} : { own: { config } }) });
+        this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
+        return;
+      }
+      if (pending.cancelled) {
+        await slot.sender.close().catch(() => {});
+        return;
+      }
+      this.pendingTasks.delete(id);
       if (placed !== undefined) slot.placed = placed;
       this.tasks.push(slot);
-      await slot.runner.start();
-    } catch (e) {
-      if (slot !== undefined) {
-        this.tasks = this.tasks.filter((t) => t !== slot);
-        await slot.runner.stop().catch(() => {});
-        await slot.sender.close().catch(() => {});
-      }
-      const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to start`);
-      this.failedTasks.set(id, { trace: traceOf(error), ...(this.placement ? {} : { own: { config } }) });
-      this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
-    }
+      // The runner fails the task itself when its start() does; it never rejects.
+      void slot.runner.start().catch(() => {});
+      await slot.runner.startAttempt();
+    })();
   }
 
   private async createTask(id: number, config: unknown, taskClass: SourceConnector['taskClass']): Promise<TaskSlot> {
@@ -870,6 +982,9 @@ export class ConnectorRunner {
     const tasks = this.tasks;
     this.tasks = [];
     this.failedTasks.clear();
+    // Tasks whose sender is still being created: it is closed when it comes, and nothing starts.
+    for (const p of this.pendingTasks.values()) p.cancelled = true;
+    this.pendingTasks.clear();
     await Promise.all(
       tasks.map(async (t) => {
         await t.runner.stop();
