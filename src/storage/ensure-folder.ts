@@ -1,5 +1,4 @@
 import { mkdirSync, type Stats, statSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, sep } from 'node:path';
 
 /**
@@ -21,41 +20,9 @@ import { dirname, isAbsolute, sep } from 'node:path';
  * @throws Error - `Folder <folder> cannot be created: <level> <why> (<code>)`.
  */
 export async function ensureFolder(folder: string): Promise<void> {
-  const target = absolute(folder);
-  const missing: string[] = [];
-  for (let at = target; ; ) {
-    const found = await stat(at).then(
-      (s) => s,
-      (e: NodeJS.ErrnoException) => e,
-    );
-    if (isStats(found)) {
-      if (!found.isDirectory()) throw folderError(target, at, 'is not a folder', 'ENOTDIR');
-      break;
-    }
-    // ENOTDIR: a level above is a file; go up to it and report it as such.
-    if (found.code !== 'ENOENT' && found.code !== 'ENOTDIR')
-      throw folderError(target, at, 'cannot be looked at', found.code, found);
-    const up = dirname(at);
-    if (up === at) throw folderError(target, at, 'does not exist', found.code, found);
-    missing.push(at);
-    at = up;
-  }
-  for (const level of missing.reverse()) {
-    try {
-      await mkdir(level);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (
-        code === 'EEXIST' &&
-        (await stat(level).then(
-          (s) => s.isDirectory(),
-          () => false,
-        ))
-      )
-        continue;
-      throw creationError(target, level, e as NodeJS.ErrnoException);
-    }
-  }
+  // The same walk as the synchronous one: a few stat and mkdir calls, once at start, each of
+  // which answers at once (only the recursive mkdir spins), so it need not leave the thread.
+  ensureFolderSync(folder);
 }
 
 /** {@link ensureFolder}, synchronously, for a caller that cannot wait (a constructor). */
