@@ -5,8 +5,9 @@ import type { TLSSocket } from 'node:tls';
 import { ConfigError, TributaryError } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import { type BasicCredentials, basicChallenge, checkBasicAuth, resolveBasicAuth } from '../rest/basic-auth.js';
+import { type HostPolicy, hostRefusal } from '../rest/cross-origin.js';
 import { httpsServerOptions, refusedClientCertificate } from '../rest/listener-tls.js';
-import { HTTPS_PREFIX, type RestTls, resolveListenerTls } from '../rest/rest-options.js';
+import { HTTPS_PREFIX, type RestTls, resolveHostPolicy, resolveListenerTls } from '../rest/rest-options.js';
 import type { WorkerMetrics } from './worker-metrics.js';
 
 /** The prefix of the metrics listener's own TLS settings (`metrics.listeners.https.ssl.keystore.location`, ...). */
@@ -28,11 +29,19 @@ export interface MetricsListener {
   readonly tls: RestTls | undefined;
   /** Set when every request must carry these HTTP basic credentials. */
   readonly basicAuth: BasicCredentials | undefined;
+  /**
+   * Which `Host` headers are answered (DNS rebinding), as on the REST API: from this listener's
+   * host, the machine's name, `rest.advertised.host.name` and `rest.allowed.host.names`. Not
+   * given: from this listener's host and the machine's name only.
+   */
+  readonly hosts?: HostPolicy;
 }
 
 /**
  * `GET /metrics` on a listener of its own (`metrics.listeners`), for a scraper that must not
- * reach the REST API. Answers 404 for any other path and 405 for any other method. Over https
+ * reach the REST API. Answers 404 for any other path and 405 for any other method. A request
+ * whose `Host` is not one of the worker's names is answered 403 first, as on the REST API (a
+ * page that points a DNS name of its own at the worker would read the metrics). Over https
  * with `metrics.listeners.https.ssl.*` (client certificates with its `ssl.client.auth`), and
  * with `metrics.basic.auth.*` a request without the credentials is answered 401.
  *
@@ -65,11 +74,15 @@ export class MetricsServer {
   ): Promise<MetricsServer> {
     const resolved = typeof listener === 'string' ? plainListener(listener) : listener;
     const { host, port, tls, basicAuth } = resolved;
+    const hosts = resolved.hosts ?? resolveHostPolicy(host, '', '', []);
     const shownListener = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
     const challenge = basicChallenge('Tributary metrics');
     const text = (response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) =>
       response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers }).end(body);
     const handle = (request: IncomingMessage, response: ServerResponse) => {
+      // First, before authentication: a rebinding page gets neither the metrics nor a password prompt.
+      const wrongHost = hostRefusal(request.headers.host, hosts);
+      if (wrongHost !== undefined) return text(response, 403, `${wrongHost}\n`);
       const refused = tls ? refusedClientCertificate(tls, request.socket as TLSSocket) : undefined;
       if (refused !== undefined) return text(response, 401, `${refused}\n`);
       if (basicAuth) {
@@ -143,7 +156,8 @@ export function parseMetricsListener(listener: string): { scheme: 'http' | 'http
  * of those given: the REST listener's `listeners.https.ssl.*`, else the worker's `ssl.*`, as
  * the REST API itself) and `metrics.basic.auth.*`. Every problem is pushed to `problems`,
  * naming its key (never a password); TLS or authentication settings that would not be used
- * (an http:// listener, or none) are problems too, so a typo never turns them off unseen.
+ * (an http:// listener, or none) are problems too, so a typo never turns them off unseen. Its
+ * Host check takes the REST API's `rest.allowed.host.names` and `rest.advertised.host.name`.
  *
  * @example
  * ```ts
@@ -196,7 +210,14 @@ export function resolveMetricsListener(
   const tls =
     listener.scheme === 'https' ? resolveListenerTls(config, problems, METRICS_TLS_PREFIXES, 'metrics.listeners') : undefined;
   const basicAuth = resolveBasicAuth(config, METRICS_BASIC_AUTH_PREFIX, problems);
-  return { host: listener.host, port: listener.port, tls, basicAuth };
+  // The REST API's Host policy, for this listener's host (a bad entry is reported here too: the REST API may be off).
+  const hosts = resolveHostPolicy(
+    listener.host,
+    config['rest.advertised.host.name'] ?? '',
+    config['rest.allowed.host.names'] ?? '',
+    problems,
+  );
+  return { host: listener.host, port: listener.port, tls, basicAuth, hosts };
 }
 
 /** A listener given as a string: http only, since https needs its key store (see {@link resolveMetricsListener}). */
@@ -207,5 +228,5 @@ function plainListener(listener: string): MetricsListener {
       `metrics.listeners: "${listener}" is https, which needs its key store: start the server with the listener resolveMetricsListener() gives for the worker config (metrics.listeners.https.ssl.*)`,
     ]);
   }
-  return { host, port, tls: undefined, basicAuth: undefined };
+  return { host, port, tls: undefined, basicAuth: undefined, hosts: resolveHostPolicy(host, '', '', []) };
 }

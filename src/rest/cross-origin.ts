@@ -156,12 +156,14 @@ export function crossOriginHooks(
 }
 
 /**
- * Which `Host` headers the REST API answers (the defence against DNS rebinding), resolved from
- * the listener, `rest.advertised.host.name` and `rest.allowed.host.names`.
+ * Which `Host` headers a listener of the worker (the REST API, the metrics listener) answers:
+ * the defence against DNS rebinding, resolved by `resolveHostPolicy` (src/rest/rest-options.ts)
+ * from the listener, the machine's name, `rest.advertised.host.name` and
+ * `rest.allowed.host.names`. Every connection is checked, whatever its listener or local
+ * address: a page can rebind its name to any address the worker is reached at (loopback, a LAN
+ * address, a container's port published on the host's loopback).
  */
 export interface HostPolicy {
-  /** Whether every connection is checked: a loopback listener, or `rest.allowed.host.names` set. Otherwise only connections that arrived on a loopback address are. */
-  readonly always: boolean;
   /** Host names accepted besides IP literals, `localhost` and `*.localhost` (lower case, no port), or `'*'`: every Host (no check). */
   readonly names: readonly string[] | '*';
 }
@@ -189,14 +191,12 @@ export function hostName(host: string): string | undefined {
  * Why a request is refused for its `Host` header, or undefined when it may go on. A web page
  * can point a DNS name of its own at the worker's address (DNS rebinding): its browser then
  * sends the page's requests to the worker as same-origin ones, `Host` being the page's name,
- * and lets the page read the answers. So a checked connection (see {@link HostPolicy.always})
- * is answered only when its Host names an IP address, `localhost` or `*.localhost` (browsers
- * resolve those themselves), or one of the policy's names. A request without a Host (HTTP/1.0)
- * is not from a browser and goes on.
+ * and lets the page read the answers. So a request is answered only when its Host names an IP
+ * address, `localhost` or `*.localhost` (browsers resolve those themselves), or one of the
+ * policy's names. A request without a Host (HTTP/1.0) is not from a browser and goes on.
  */
-export function hostRefusal(host: string | undefined, localAddress: string | undefined, policy: HostPolicy): string | undefined {
+export function hostRefusal(host: string | undefined, policy: HostPolicy): string | undefined {
   if (policy.names === '*' || host === undefined || host === '') return undefined;
-  if (!policy.always && !isLoopbackAddress(localAddress)) return undefined;
   const name = hostName(host);
   if (name !== undefined) {
     if (isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost')) return undefined;
@@ -210,7 +210,7 @@ export function hostRefusal(host: string | undefined, localAddress: string | und
 export function hostCheckHook(app: FastifyInstance, policy: HostPolicy): void {
   if (policy.names === '*') return;
   app.addHook('onRequest', async (request, reply) => {
-    const message = hostRefusal(one(request.headers.host), request.raw.socket?.localAddress, policy);
+    const message = hostRefusal(one(request.headers.host), policy);
     if (message === undefined) return;
     return reply.code(403).send({ error_code: 403, message });
   });

@@ -6,14 +6,7 @@ import { resolveKafkaSecurity } from '../kafka/security-config.js';
 import type { CertificateValidity } from '../runtime/certificate-validity.js';
 import { timerProblems } from '../runtime/task-settings.js';
 import { type BasicCredentials, resolveBasicAuth } from './basic-auth.js';
-import {
-  CORS_METHODS,
-  type CrossOriginPolicy,
-  type HostPolicy,
-  hostName,
-  isLoopbackAddress,
-  SAME_ORIGIN_ONLY,
-} from './cross-origin.js';
+import { CORS_METHODS, type CrossOriginPolicy, type HostPolicy, hostName, SAME_ORIGIN_ONLY } from './cross-origin.js';
 
 /** The listener of a worker config that names none: loopback only, Kafka Connect's port. */
 export const DEFAULT_LISTENER = 'http://127.0.0.1:8083';
@@ -85,7 +78,7 @@ export const restConfig = defineConfig({
     type: configTypes.string,
     default: '',
     description:
-      "Host names, besides IP addresses, localhost, rest.advertised.host.name and the listener's host, that requests may name in their Host header (a DNS alias of the worker, a reverse proxy that passes Host on), comma-separated; or * to accept every Host. A request naming another host is answered 403, as a web page can point a DNS name of its own at the worker (DNS rebinding). Default: checked on a loopback listener, and on other listeners only for connections to a loopback address; when set, checked on every connection.",
+      "Host names, besides IP addresses, localhost, rest.advertised.host.name and the listener's host, that requests may name in their Host header (a DNS alias of the worker, a reverse proxy that passes Host on), comma-separated; or * to accept every Host. A request naming another host is answered 403, as a web page can point a DNS name of its own at the worker (DNS rebinding). Checked on every connection of every listener, the metrics listener (metrics.listeners) included; the machine's name is accepted too.",
   },
   'rest.plugin.module.paths.enable': {
     type: configTypes.boolean,
@@ -295,21 +288,29 @@ export async function resolveRestOptions(
 }
 
 /**
- * The Host names a worker answers to. A loopback listener checks every connection; another
- * listener (every interface, a LAN address) only those that arrived on a loopback address,
- * unless `rest.allowed.host.names` is set, so a worker reached by DNS names keeps working.
- * Besides the configured names: `rest.advertised.host.name` (the Host of requests other workers
- * forward to this one), the listener's host when it is a name, and for a listener that is not
- * loopback the machine's name (the advertised host of a listener on every interface).
+ * The Host names a listener of the worker answers to (see {@link HostPolicy}); every
+ * connection is checked. Besides IP addresses, `localhost` and `*.localhost`: the names of
+ * `rest.allowed.host.names` (`*` alone: every Host), `rest.advertised.host.name`, the
+ * listener's host when it is a name, and the machine's name (`os.hostname()`, and its first
+ * label when it has dots): requests other workers forward to the leader are addressed to its
+ * advertised host, which is one of these. Each bad entry of `rest.allowed.host.names` is
+ * pushed to `problems`.
+ *
+ * @example
+ * ```ts
+ * const problems: string[] = [];
+ * const policy = resolveHostPolicy('0.0.0.0', '', 'connect.example.com', problems);
+ * // policy.names: ['connect.example.com', <machine name>, ...]
+ * ```
  */
-function resolveHostPolicy(listenerHost: string, advertised: string, raw: string, problems: string[]): HostPolicy {
+export function resolveHostPolicy(listenerHost: string, advertised: string, raw: string, problems: string[]): HostPolicy {
   const entries = raw
     .split(',')
     .map((h) => h.trim())
     .filter(Boolean);
   if (entries.includes('*')) {
     if (entries.length > 1) problems.push(`rest.allowed.host.names: * accepts every Host, so give it alone, got ${raw.trim()}`);
-    return { always: true, names: '*' };
+    return { names: '*' };
   }
   const names = new Set<string>();
   for (const entry of entries) {
@@ -320,15 +321,17 @@ function resolveHostPolicy(listenerHost: string, advertised: string, raw: string
       );
     } else names.add(name);
   }
-  const loopback = isLoopbackAddress(listenerHost);
   const add = (h: string): void => {
     const name = h === '' ? undefined : hostName(h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
     if (name !== undefined && name !== '0.0.0.0' && name !== '::') names.add(name);
   };
   add(advertised);
   add(listenerHost);
-  if (!loopback) add(hostname());
-  return { always: loopback || entries.length > 0, names: [...names].filter((n) => isIP(n) === 0) };
+  const machine = hostname();
+  add(machine);
+  // The short form: a name on the local network or in /etc/hosts often resolves without its domain.
+  if (isIP(machine) === 0 && machine.includes('.')) add(machine.split('.')[0] ?? '');
+  return { names: [...names].filter((n) => isIP(n) === 0) };
 }
 
 /**
