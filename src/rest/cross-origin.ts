@@ -168,13 +168,6 @@ export interface HostPolicy {
   readonly names: readonly string[] | '*';
 }
 
-/** Whether `address` (a listener host or a socket's local address) is loopback: 127.0.0.0/8, ::1 (also IPv4-mapped) or localhost. */
-export function isLoopbackAddress(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const a = address.toLowerCase().replace(/^::ffff:/, '');
-  return a === 'localhost' || a === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
-}
-
 /** The host name of a Host header (lower case, IPv6 without brackets, one trailing dot dropped), or undefined when it is not `host[:port]`. */
 export function hostName(host: string): string | undefined {
   try {
