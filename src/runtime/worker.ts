@@ -272,7 +272,7 @@ interface PendingTask {
 export const TASK_START_WAIT_MS = 10_000;
 
 /** Resolves when `launches` have, or after `waitMs`, whichever comes first; never rejects. */
-async function awaitLaunches(launches: ReadonlyArray<Promise<void>>, waitMs: number): Promise<void> {
+async function awaitLaunches(launches: ReadonlyArray<Promise<unknown>>, waitMs: number): Promise<void> {
   if (launches.length === 0) return;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const bound = new Promise<void>((resolve) => {
@@ -592,29 +592,24 @@ export class ConnectorRunner {
   /**
    * Stops one task and starts it again with the same config. A task that cannot be created
    * again (its sender cannot be, say) is FAILED with the error's trace and logged, as at start;
-   * the error is thrown too. A task that could not be started (or, in distributed mode, a placed
-   * task that could not be created) is started again; so is one still being created. Resolves
-   * once the fresh task's first start attempt has, waiting at most {@link TASK_START_WAIT_MS}:
-   * a `start()` that is retried after a RetriableError is left retrying.
+   * the error is thrown too when that happens within the wait. A task that could not be started
+   * (or, in distributed mode, a placed task that could not be created) is started again; so is
+   * one still being created. The fresh task is launched as at create ({@link launchTask}): it is
+   * listed (pending) while its sender is created, and this resolves once its first start attempt
+   * has, waiting at most {@link TASK_START_WAIT_MS}: a producer still connecting then, or a
+   * `start()` retried after a RetriableError, goes on apart from the connector's operations.
    */
   async restartTask(id: number): Promise<void> {
-    let current: TaskSlot | undefined = this.tasks.find((t) => t.id === id);
+    const current: TaskSlot | undefined = this.tasks.find((t) => t.id === id);
     const pending = current === undefined ? this.pendingTasks.get(id) : undefined;
     const failed = current === undefined && pending === undefined ? this.failedTasks.get(id) : undefined;
     const placed = failed !== undefined ? this.placement?.tasks.get(id) : (pending?.placed ?? current?.placed);
     if (current === undefined && pending === undefined && failed?.own === undefined && placed === undefined)
       throw this.taskNotFound(id);
-    const put = (next: TaskSlot) => {
-      const at = current === undefined ? -1 : this.tasks.indexOf(current);
-      if (at >= 0) this.tasks[at] = next;
-      else this.tasks.push(next);
-      current = next;
-    };
-    if (pending !== undefined) {
-      pending.cancelled = true;
-      this.pendingTasks.delete(id);
-    } else if (current === undefined) this.failedTasks.delete(id);
+    if (pending !== undefined) pending.cancelled = true;
+    else if (current === undefined) this.failedTasks.delete(id);
     else if (current.restartFailure === undefined) {
+      // Listed (RESTARTING) while it stops.
       await current.runner.stop();
       await current.sender.close().catch(() => {});
     }
@@ -625,27 +620,20 @@ export class ConnectorRunner {
         : failed?.own
           ? failed.own.config
           : resolveAgain(placed, this.spec);
-    let fresh: TaskSlot | undefined;
-    try {
-      fresh = await this.createTask(id, config, (this.instance ?? new this.spec.connectorClass()).taskClass);
-      if (placed !== undefined) fresh.placed = placed;
-      put(fresh);
-      // Not the whole start: one retried after a RetriableError would hold every later operation on the connector.
-      void fresh.runner.start();
-      await awaitLaunches([fresh.runner.startAttempt()], this.startWaitMs);
-    } catch (e) {
-      if (fresh !== undefined) {
-        await fresh.runner.stop().catch(() => {});
-        await fresh.sender.close().catch(() => {});
-      }
-      const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to restart`);
-      const own = failed?.own ?? (pending !== undefined && this.placement === undefined ? { config } : undefined);
-      if (current === undefined) this.failedTasks.set(id, { trace: traceOf(error), ...(own ? { own } : {}) });
-      else put({ ...current, restartFailure: traceOf(error) });
-      this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
-      throw error;
-    }
-    this.log.info({ task: id, event: 'task.restarted' }, 'task restarted');
+    if (current !== undefined) this.tasks = this.tasks.filter((t) => t !== current);
+    // Launched as at create, at once (the task stays listed, pending): a producer that is slow to
+    // connect, or a start() retried after a RetriableError, must not hold every later operation on the connector.
+    const taskClass = (this.instance ?? new this.spec.connectorClass()).taskClass;
+    let error: TributaryError | undefined;
+    await awaitLaunches(
+      [
+        this.launchTask(id, config, taskClass, placed, 'restart').then((e) => {
+          error = e;
+        }),
+      ],
+      this.startWaitMs,
+    );
+    if (error !== undefined) throw error;
   }
 
   /** The error for a task id this connector does not have. */
@@ -869,45 +857,75 @@ export class ConnectorRunner {
    * attempt has (see {@link TaskRunner.startAttempt}); a `start()` retried after a
    * RetriableError goes on being retried until the task is stopped.
    */
-  private launchTask(id: number, config: unknown, taskClass: SourceConnector['taskClass'], placed?: unknown): Promise<void> {
+  private launchTask(
+    id: number,
+    config: unknown,
+    taskClass: SourceConnector['taskClass'],
+    placed?: unknown,
+    what: 'start' | 'restart' = 'start',
+  ): Promise<TributaryError | undefined> {
     const pending: PendingTask = { config, ...(placed !== undefined ? { placed } : {}), cancelled: false };
     this.pendingTasks.set(id, pending);
+    const settle = () => {
+      if (this.pendingTasks.get(id) === pending) this.pendingTasks.delete(id);
+    };
     return (async () => {
-      let slot: TaskSlot;
+      let slot: TaskSlot | undefined;
       try {
-        slot = await this.createTask(id, config, taskClass);
+        slot = await this.createTask(id, config, taskClass, pending);
       } catch (e) {
-        if (pending.cancelled) return;
-        this.pendingTasks.delete(id);
-        const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to start`);
+        if (pending.cancelled) return undefined;
+        settle();
+        const error = toTributaryError(e, 'TASK_START_FAILED', `Task ${id} of connector '${this.name}' failed to ${what}`);
         this.failedTasks.set(id, { trace: traceOf(error), ...(this.placement ? {} : { own: { config } }) });
         this.log.error({ task: id, event: 'task.failed', err: error }, error.message);
-        return;
+        return error;
       }
-      if (pending.cancelled) {
-        await slot.sender.close().catch(() => {});
-        return;
-      }
-      this.pendingTasks.delete(id);
+      // Cancelled meanwhile: createTask closed the sender and built no runner.
+      if (slot === undefined) return undefined;
+      settle();
       if (placed !== undefined) slot.placed = placed;
       this.tasks.push(slot);
       // The runner fails the task itself when its start() does; it never rejects.
       void slot.runner.start().catch(() => {});
       await slot.runner.startAttempt();
+      if (what === 'restart') this.log.info({ task: id, event: 'task.restarted' }, 'task restarted');
+      return undefined;
     })();
   }
 
-  private async createTask(id: number, config: unknown, taskClass: SourceConnector['taskClass']): Promise<TaskSlot> {
+  /**
+   * Creates a task's sender and runner; undefined when `pending` was cancelled meanwhile (the
+   * sender, if one came, closed, no runner built: building one would replace the running
+   * task's metrics listener). With exactly-once, the sender of a task id is not created while
+   * an earlier creation for the same id runs: its initTransactions, finishing after, would fence
+   * the later producer of the transactional id.
+   */
+  private async createTask(
+    id: number,
+    config: unknown,
+    taskClass: SourceConnector['taskClass'],
+    pending?: PendingTask,
+  ): Promise<TaskSlot | undefined> {
     const { options } = this.worker;
     const settings = resolveTaskSettings(options.config, this.spec.resolved);
     const transactions = resolveTransactionSettings(options.config, this.spec.resolved);
-    const sender = await options.createSender({
-      connector: this.name,
-      taskId: id,
-      connectorConfig: this.spec.resolved,
-      exactlyOnce: transactions !== undefined,
-      offsetStore: this.worker.offsetStoreOf(this.name),
+    const sender = await this.worker.senderCreation(this.name, id, transactions !== undefined, async () => {
+      if (pending?.cancelled) return undefined;
+      const created = await options.createSender({
+        connector: this.name,
+        taskId: id,
+        connectorConfig: this.spec.resolved,
+        exactlyOnce: transactions !== undefined,
+        offsetStore: this.worker.offsetStoreOf(this.name),
+      });
+      if (pending?.cancelled) {
+        await created.close().catch(() => {});
+        return undefined;
+      }
+      return created;
     });
+    if (sender === undefined) return undefined;
     let runner: TaskRunner<unknown, unknown, unknown>;
     try {
       runner = this.newRunner(id, config, taskClass, settings, sender, transactions);
@@ -1041,6 +1059,10 @@ export class Worker implements Herder {
   private readonly loaded = new Map<SourceConnectorClass, string>();
   private stopping = false;
   private stopped: Promise<void> | undefined;
+  /** Task sender creations in flight (on this worker, any connector): {@link stop} waits for them. */
+  private readonly senderCreations = new Set<Promise<unknown>>();
+  /** Exactly-once: the latest sender creation per connector and task id, which the next one waits for. */
+  private readonly transactionalCreations = new Map<string, Promise<unknown>>();
   /** Connectors with their own `offsets.storage.topic`, and its store. */
   private readonly connectorStores = new Map<string, { topic: string; store: OffsetStore }>();
 
@@ -1555,6 +1577,31 @@ export class Worker implements Herder {
     return this.stopped;
   }
 
+  /**
+   * Runs `create`, a task's sender creation, tracked so that {@link stop} waits for it. With
+   * `exactlyOnce` it runs only once the previous creation for the same connector and task id
+   * has ended (a creation for a task that was stopped meanwhile, replaced by a restart, or whose
+   * connector was deleted and created again): two transactional producers of one id being
+   * initialised at once would fence each other, the stale one the live one.
+   * @internal
+   */
+  senderCreation<T>(connector: string, taskId: number, exactlyOnce: boolean, create: () => Promise<T>): Promise<T> {
+    const key = JSON.stringify([connector, taskId]);
+    const before = exactlyOnce ? this.transactionalCreations.get(key) : undefined;
+    const run = (before ?? Promise.resolve()).then(create);
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.senderCreations.add(settled);
+    if (exactlyOnce) this.transactionalCreations.set(key, settled);
+    void settled.then(() => {
+      this.senderCreations.delete(settled);
+      if (this.transactionalCreations.get(key) === settled) this.transactionalCreations.delete(key);
+    });
+    return run;
+  }
+
   private async stopOnce(): Promise<void> {
     this.log.info({ event: 'worker.stopping' }, 'worker stopping');
     this.stopping = true;
@@ -1569,6 +1616,9 @@ export class Worker implements Herder {
       ),
     );
     this.runners.clear();
+    // Senders of cancelled tasks still being created: each is closed once it comes. None may be
+    // left connecting (with exactly-once: fencing the task's producer on the worker it moved to).
+    while (this.senderCreations.size > 0) await Promise.allSettled([...this.senderCreations]);
     try {
       await Promise.allSettled([...this.connectorStores.keys()].map((name) => this.dropConnectorStore(name)));
       await this.options.offsetStore.stop();
