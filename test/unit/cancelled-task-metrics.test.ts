@@ -1,31 +1,16 @@
 /**
- * A task cancelled while its sender is being created still builds its
- * TaskRunner once the sender comes (createTask creates sender and runner together; launchTask
- * only then looks at `cancelled`). Building the runner calls `taskListener(connector, id)`,
- * and WorkerMetrics keeps the latest listener per task: the discarded runner's empty figures
- * replace those of the task that runs. /metrics and the status (source lag, stale) then show a
- * task that never ran, for as long as the real one runs: a silent lie.
+ * A task cancelled (restarted, deleted) while its sender is being created builds no TaskRunner
+ * once the sender comes, and closes that sender: building a runner registers the task's metrics
+ * listener, and WorkerMetrics keeps the latest per task, so a discarded runner's empty figures
+ * would replace those of the task that runs in /metrics and the status (source lag, stale).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
-import { configTypes, defineConfig } from '../../src/api/config-def.js';
-import { SourceConnector } from '../../src/api/source-connector.js';
 import { WorkerMetrics } from '../../src/metrics/worker-metrics.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
-import { FixtureTask } from '../helpers/fixture-connector.js';
-
-class OneConnector extends SourceConnector<{ topic: string; count: number }, { topic: string; count: number }> {
-  readonly config = defineConfig({
-    topic: { type: configTypes.string, description: 'Data topic.' },
-    count: { type: configTypes.positiveInt, default: 1, description: 'Records to produce.' },
-  });
-  readonly taskClass = FixtureTask;
-  taskConfigs(_maxTasks: number, c: { topic: string; count: number }) {
-    return [{ ...c }];
-  }
-}
+import { OneTaskConnector } from '../helpers/one-task-connector.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cleanups: Array<() => Promise<void>> = [];
@@ -46,7 +31,7 @@ describe('metrics of a task restarted while its sender was being created', () =>
         if (calls++ === 0) await new Promise<void>((r) => release.push(r));
         return new MockSender(systemClock);
       },
-      loadConnector: async () => OneConnector,
+      loadConnector: async () => OneTaskConnector,
       taskListener: metrics.taskListener,
       taskStartWaitMs: 100,
     });

@@ -1,31 +1,17 @@
 /**
- * A cancelled pending task's sender creation is not awaited. With
- * exactly-once the creation ends in initTransactions on the task's transactional id, so a
- * stale creation that finishes after its replacement's fences the replacement (the new task's
- * producer), or, after the worker stopped, the producer of the worker the task moved to.
- * Invariant checked: at most one sender creation per (connector, task) in flight, and none
- * left in flight once worker.stop() resolved.
+ * At most one sender creation per (connector, task) is in flight, and none is left once
+ * worker.stop() resolved. With exactly-once a creation ends in initTransactions on the task's
+ * transactional id, so a stale creation (of a task cancelled by a restart, or by a DELETE and a
+ * re-create) that finished after its replacement's would fence the replacement's producer, or,
+ * after the worker stopped, the producer of the worker the task moved to.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
-import { configTypes, defineConfig } from '../../src/api/config-def.js';
-import { SourceConnector } from '../../src/api/source-connector.js';
 import type { RecordSender } from '../../src/runtime/ports.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
-import { FixtureTask } from '../helpers/fixture-connector.js';
-
-class OneConnector extends SourceConnector<{ topic: string; count: number }, { topic: string; count: number }> {
-  readonly config = defineConfig({
-    topic: { type: configTypes.string, description: 'Data topic.' },
-    count: { type: configTypes.positiveInt, default: 1, description: 'Records to produce.' },
-  });
-  readonly taskClass = FixtureTask;
-  taskConfigs(_maxTasks: number, c: { topic: string; count: number }) {
-    return [{ ...c }];
-  }
-}
+import { OneTaskConnector } from '../helpers/one-task-connector.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cleanups: Array<() => Promise<void>> = [];
@@ -81,7 +67,7 @@ async function setUp(s: ReturnType<typeof slowFirstSender>) {
     config: { 'exactly.once.source.support': 'enabled' },
     offsetStore: new MemoryOffsetStore(),
     createSender: s.createSender as never,
-    loadConnector: async () => OneConnector,
+    loadConnector: async () => OneTaskConnector,
     taskStartWaitMs: 100,
   });
   await w.start();

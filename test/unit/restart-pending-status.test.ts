@@ -1,28 +1,14 @@
 /**
- * Restarting a task that is still being created (pending) takes it out of
- * pendingTasks before the new sender is created, and puts it nowhere meanwhile: while the new
- * producer connects, the connector's status lists no task at all, and the task's own status
- * is 404 TASK_NOT_FOUND ("the connector has no tasks"), though it is being restarted.
+ * A task still being created (pending) that is restarted stays listed in the connector's status
+ * while its new sender is created (RESTARTING, then UNASSIGNED), instead of vanishing and
+ * answering 404 TASK_NOT_FOUND.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
-import { configTypes, defineConfig } from '../../src/api/config-def.js';
-import { SourceConnector } from '../../src/api/source-connector.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
-import { FixtureTask } from '../helpers/fixture-connector.js';
-
-class OneConnector extends SourceConnector<{ topic: string; count: number }, { topic: string; count: number }> {
-  readonly config = defineConfig({
-    topic: { type: configTypes.string, description: 'Data topic.' },
-    count: { type: configTypes.positiveInt, default: 1, description: 'Records to produce.' },
-  });
-  readonly taskClass = FixtureTask;
-  taskConfigs(_maxTasks: number, c: { topic: string; count: number }) {
-    return [{ ...c }];
-  }
-}
+import { OneTaskConnector } from '../helpers/one-task-connector.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cleanups: Array<() => Promise<void>> = [];
@@ -41,7 +27,7 @@ describe('a pending task being restarted', () => {
         await new Promise<void>((r) => release.push(r));
         return new MockSender(systemClock);
       },
-      loadConnector: async () => OneConnector,
+      loadConnector: async () => OneTaskConnector,
       taskStartWaitMs: 100,
     });
     await w.start();

@@ -1,29 +1,15 @@
 /**
- * The create and config updates no longer wait for a slow sender (a
- * producer still connecting), but a task restart still does: restartTask awaits createTask,
- * which awaits the sender, before the bounded wait (taskStartWaitMs) begins. POST
- * /connectors/{name}/tasks/{id}/restart with a producer that takes long to connect hangs, and
- * DELETE, pause, stop, PUT and the worker's stop queue behind it, as they did before the fix.
+ * A task restart is launched as a create is: it waits for the new task's first start attempt at
+ * most taskStartWaitMs, not for a slow sender (a producer still connecting), so
+ * POST /connectors/{name}/tasks/{id}/restart answers, and DELETE, pause, stop, PUT and the
+ * worker's stop do not queue behind it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
-import { configTypes, defineConfig } from '../../src/api/config-def.js';
-import { SourceConnector } from '../../src/api/source-connector.js';
 import { Worker } from '../../src/runtime/worker.js';
 import { MemoryOffsetStore } from '../../src/storage/memory-offset-store.js';
 import { MockSender } from '../../src/testing/mock-sender.js';
-import { FixtureTask } from '../helpers/fixture-connector.js';
-
-class OneConnector extends SourceConnector<{ topic: string; count: number }, { topic: string; count: number }> {
-  readonly config = defineConfig({
-    topic: { type: configTypes.string, description: 'Data topic.' },
-    count: { type: configTypes.positiveInt, default: 1, description: 'Records to produce.' },
-  });
-  readonly taskClass = FixtureTask;
-  taskConfigs(_maxTasks: number, c: { topic: string; count: number }) {
-    return [{ ...c }];
-  }
-}
+import { OneTaskConnector } from '../helpers/one-task-connector.js';
 
 async function within<T>(p: Promise<T>, ms: number): Promise<T | 'hung'> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -54,7 +40,7 @@ describe('restarting a task whose new producer connects slowly', () => {
         if (calls++ > 0) await new Promise<void>((r) => release.push(r));
         return new MockSender(systemClock);
       },
-      loadConnector: async () => OneConnector,
+      loadConnector: async () => OneTaskConnector,
       taskStartWaitMs: 200,
     });
     await w.start();
