@@ -9,7 +9,7 @@ import { FileOffsetStore } from '../../src/storage/file-offset-store.js';
 // `..` after a linked folder is the parent of the folder it points to, as the kernel reads it.
 let dir: string;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'review-ensure-folder-'));
+  dir = await mkdtemp(join(tmpdir(), 'ensure-folder-links-'));
   await mkdir(join(dir, 'real', 'deep'), { recursive: true });
   await symlink(join(dir, 'real', 'deep'), join(dir, 'link'));
 });

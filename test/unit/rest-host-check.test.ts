@@ -1,12 +1,10 @@
 /**
- * Review of #33 item 3: a page of another origin reaches a loopback worker by DNS rebinding.
- * The attacker's name (rebind.attacker.example) first resolves to the attacker's server, which
- * serves the page, then to 127.0.0.1: the browser then sends the page's requests to the worker
- * as same-origin ones (Host and Origin are the attacker's name, Sec-Fetch-Site: same-origin).
- * The guard trusts `Sec-Fetch-Site: same-origin` (and Origin == scheme://Host) without checking
- * that the Host is a name of this worker, so the connector is deleted. A loopback listener
- * (the default, 127.0.0.1:8083) can refuse every Host that is not loopback (127.x, [::1],
- * localhost) or the listener's configured/advertised host.
+ * DNS rebinding: a page of another origin whose name (rebind.attacker.example) first resolves to
+ * the attacker's server, which serves the page, then to 127.0.0.1, makes the browser send the
+ * page's requests to the worker as same-origin ones (Host and Origin are the attacker's name,
+ * Sec-Fetch-Site: same-origin). The REST API refuses every Host that is not one of the worker's
+ * names (IP literals, localhost, the listener's and advertised host, the machine's name,
+ * rest.allowed.host.names) before anything else, reads included.
  */
 
 import { hostname } from 'node:os';
