@@ -12,13 +12,10 @@
  * KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:19092 npx tsx bench/connect/record-validate.ts
  * ```
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { freePort } from '../../test/kafka/broker.js';
-import { checkJava, ensureConnectJars } from './fetch.js';
+import { type ConnectWorker, startConnectWorker } from './connect-worker.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** Where the fixtures go. */
@@ -229,11 +226,7 @@ export interface ValidateFixture {
 }
 
 /** A running standalone Kafka Connect worker. */
-export interface ConnectStandalone {
-  readonly version: string;
-  readonly url: string;
-  stop(): Promise<void>;
-}
+export type ConnectStandalone = Pick<ConnectWorker, 'version' | 'url' | 'stop'>;
 
 /**
  * Starts a standalone Kafka Connect worker (StringConverter for keys and values, its own plugins
@@ -241,87 +234,16 @@ export interface ConnectStandalone {
  *
  * @throws SetupError when Java or the jars are missing; Error when Connect exits or does not answer within 120 s
  */
-export async function startConnectStandalone(bootstrap: string): Promise<ConnectStandalone> {
-  const [{ java }, jars] = await Promise.all([checkJava(), ensureConnectJars()]);
-  const dir = await mkdtemp(join(tmpdir(), 'tributary-connect-validate-'));
-  const port = await freePort();
-  const worker = join(dir, 'worker.properties');
-  const log4j = join(dir, 'log4j2.properties');
-  await writeFile(
-    worker,
-    Object.entries({
-      'bootstrap.servers': bootstrap,
+export function startConnectStandalone(bootstrap: string): Promise<ConnectStandalone> {
+  return startConnectWorker({
+    mode: 'standalone',
+    bootstrap,
+    readyPath: '/connector-plugins',
+    properties: {
       'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
       'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
-      'offset.storage.file.filename': join(dir, 'offsets'),
-      listeners: `http://127.0.0.1:${port}`,
-      // Connect's own plugins declare themselves for ServiceLoader: no classpath scan, a faster start.
-      'plugin.discovery': 'service_load',
-    })
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n'),
-  );
-  await writeFile(
-    log4j,
-    [
-      'status = warn',
-      'appender.out.type = Console',
-      'appender.out.name = OUT',
-      'appender.out.layout.type = PatternLayout',
-      'appender.out.layout.pattern = [%d] %p %m (%c)%n',
-      'rootLogger.level = WARN',
-      'rootLogger.appenderRef.out.ref = OUT',
-      '',
-    ].join('\n'),
-  );
-  const child: ChildProcess = spawn(
-    java,
-    [
-      '-Xms128M',
-      '-Xmx512M',
-      // Startup matters more than peak speed here: C1 only.
-      '-XX:TieredStopAtLevel=1',
-      `-Dlog4j2.configurationFile=${log4j}`,
-      '-cp',
-      `${jars.libs}/*`,
-      'org.apache.kafka.connect.cli.ConnectStandalone',
-      worker,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const output: string[] = [];
-  const keep = (b: Buffer): void => {
-    output.push(b.toString('utf8'));
-    if (output.length > 200) output.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`Kafka Connect exited (${child.exitCode}):\n${output.join('')}`);
-      const up = await fetch(`${url}/connector-plugins`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (up) break;
-      if (Date.now() > deadline) throw new Error(`Kafka Connect did not answer within 120 s:\n${output.join('')}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  return { version: jars.version, url, stop };
+    },
+  });
 }
 
 /** Sends one case to a Kafka Connect worker; the fixture it makes. */

@@ -9,11 +9,11 @@
  *
  * Without Maven or a JDK the file skips, except under CI=true, where it fails.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type ConnectWorker, startConnectWorker } from '../../bench/connect/connect-worker.js';
 import { checkJava, ensureConnectJars } from '../../bench/connect/fetch.js';
 import { isTributaryError } from '../../src/api/errors.js';
 import { TopicAdmin } from '../../src/kafka/topic-admin.js';
@@ -21,15 +21,8 @@ import type { ClusterConfigSnapshot } from '../../src/runtime/distributed/ports.
 import { KafkaConfigTopicStore } from '../../src/storage/kafka-config-topic-store.js';
 import { KafkaStatusTopicStore } from '../../src/storage/kafka-status-topic-store.js';
 import { describeKafka, requireKafkaBootstrap, testKafka, uniqueTopic } from '../helpers/kafka.js';
-import { freePort } from '../kafka/broker.js';
 
 const FILE_SOURCE = 'org.apache.kafka.connect.file.FileStreamSourceConnector';
-
-interface ConnectWorker {
-  readonly url: string;
-  readonly output: string[];
-  stop(): Promise<void>;
-}
 
 interface ConnectStatus {
   name: string;
@@ -61,13 +54,11 @@ afterAll(async () => {
 /** Starts `ConnectDistributed` with its config and status topics on the test broker; resolves once its REST API answers. */
 async function startConnect(name: string, topics: { config: string; status: string; offsets: string }): Promise<ConnectWorker> {
   if (setup === undefined) throw new Error('no Kafka Connect');
-  const port = await freePort();
-  const worker = join(dir, `${name}.properties`);
-  const log4j = join(dir, `${name}-log4j2.properties`);
-  await writeFile(
-    worker,
-    Object.entries({
-      'bootstrap.servers': requireKafkaBootstrap(),
+  const worker = await startConnectWorker({
+    mode: 'distributed',
+    bootstrap: requireKafkaBootstrap(),
+    timeoutMs: 60_000,
+    properties: {
       'group.id': uniqueTopic(`${name}-group`),
       'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
       'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
@@ -80,74 +71,11 @@ async function startConnect(name: string, topics: { config: string; status: stri
       'offset.storage.replication.factor': 1,
       'offset.storage.partitions': 1,
       'offset.flush.interval.ms': 1000,
-      listeners: `http://127.0.0.1:${port}`,
       'rest.advertised.host.name': '127.0.0.1',
-      // Connect's own plugins declare themselves for ServiceLoader: no classpath scan, a faster start.
-      'plugin.discovery': 'service_load',
-    })
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n'),
-  );
-  await writeFile(
-    log4j,
-    [
-      'status = warn',
-      'appender.out.type = Console',
-      'appender.out.name = OUT',
-      'appender.out.layout.type = PatternLayout',
-      'appender.out.layout.pattern = [%d] %p %m (%c)%n',
-      'rootLogger.level = WARN',
-      'rootLogger.appenderRef.out.ref = OUT',
-      '',
-    ].join('\n'),
-  );
-  const child: ChildProcess = spawn(
-    setup.java,
-    [
-      '-Xms128M',
-      '-Xmx512M',
-      // Startup matters more than peak speed here: C1 only.
-      '-XX:TieredStopAtLevel=1',
-      `-Dlog4j2.configurationFile=${log4j}`,
-      '-cp',
-      `${setup.libs}/*`,
-      'org.apache.kafka.connect.cli.ConnectDistributed',
-      worker,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const output: string[] = [];
-  const keep = (b: Buffer): void => {
-    output.push(b.toString('utf8'));
-    if (output.length > 200) output.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const handle: ConnectWorker = {
-    url: `http://127.0.0.1:${port}`,
-    output,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
     },
-  };
-  workers.push(handle);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`Kafka Connect exited (${child.exitCode}):\n${output.join('')}`);
-    try {
-      // The worker lists connectors only once it has joined the group and read the config topic.
-      const res = await fetch(`${handle.url}/connectors`);
-      if (res.status === 200) return handle;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`Kafka Connect did not answer within 60 s:\n${output.join('')}`);
-    await sleep(250);
-  }
+  });
+  workers.push(worker);
+  return worker;
 }
 
 /** A REST call; retries 409 (rebalance in progress) for a while, returns status and JSON body. */
