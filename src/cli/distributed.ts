@@ -214,13 +214,13 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
           },
         }
       : {}),
-    restartRemoteTask: async (url, connector, task) => {
+    restartRemoteTask: async (url, connector, task, hops) => {
       const answer = await forwardRequest(
         url,
         {
           method: 'POST',
           path: `/connectors/${encodeURIComponent(connector)}/tasks/${task}/restart`,
-          headers: { [FORWARDED_HEADER]: '1', ...(authorization ? { authorization } : {}) },
+          headers: { [FORWARDED_HEADER]: String(hops), ...(authorization ? { authorization } : {}) },
           body: undefined,
         },
         restOptions.tls,
@@ -251,7 +251,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         serveMetrics: metricsSettings.listeners === '',
         loggerLevels,
         history,
-        ready: () => started,
+        // Not ready either while a join cannot read the config topic (it is tried again).
+        ready: () => started && herder.ready(),
         cluster,
         clusterId: kafkaClusterId(kafka),
       });

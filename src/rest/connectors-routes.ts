@@ -13,6 +13,7 @@ import {
   taskInfoJson,
   taskStateJson,
 } from './connect-entities.js';
+import { FORWARDED_HEADER } from './leader-forwarding.js';
 import { parseConfigMap, parseConfigPatch, parseCreateRequest, parseTaskId } from './request-bodies.js';
 import type { RouteTable } from './route-table.js';
 
@@ -128,7 +129,9 @@ export function addConnectorsRoutes(routes: RouteTable, worker: Herder, log: Log
 
   routes.add('POST', '/connectors/:name/tasks/:task/restart', async (request, reply) => {
     const { name, task } = request.params as TaskParams;
-    await worker.restartTask(name, parseTaskId(task));
+    // A restart another worker forwarded says how often it was (the herder stops forwarding it on).
+    const hops = Number(request.headers[FORWARDED_HEADER] ?? 0);
+    await worker.restartTask(name, parseTaskId(task), hops);
     return reply.code(204).send();
   });
 

@@ -50,7 +50,8 @@ export interface Herder {
   resumeConnector(name: string): Promise<void>;
   stopConnector(name: string): Promise<void>;
   restartConnector(name: string, options?: RestartOptions): RestartPlan | Promise<RestartPlan>;
-  restartTask(name: string, taskId: number): Promise<void>;
+  /** `hops`: how often the request was forwarded between workers before it came here (distributed mode; 0 from a client). */
+  restartTask(name: string, taskId: number, hops?: number): Promise<void>;
   connectorOffsets(name: string): Promise<OffsetEntry[]>;
   alterOffsets(name: string, offsets: ReadonlyArray<{ partition?: unknown; offset?: unknown }>): Promise<OffsetsChange>;
   resetOffsets(name: string): Promise<OffsetsChange>;
