@@ -1,13 +1,11 @@
 import type { ConfigKey, ConfigProblem } from '../api/config-def.js';
 import { configTypes, defineConfig, parseConfigBoolean } from '../api/config-def.js';
-import { OffsetDecodeError, TributaryError } from '../api/errors.js';
-import type { Logger } from '../api/logger.js';
-import type { OffsetChange, SourceConnector, SourceConnectorClass } from '../api/source-connector.js';
+import type { SourceConnector } from '../api/source-connector.js';
 import type { ConnectConfigType } from '../transforms/key-presentations.js';
 import { CONNECTOR_RUNTIME_KEYS, checkKeys, editDistance, maxTypoEdits, mergeKnownKeys } from './config-keys.js';
 import { CONVERTER_NAMES } from './converters.js';
 import { connectorExactlyOnceConfig, exactlyOnceProblems, resolveTransactionSettings } from './exactly-once-settings.js';
-import type { OffsetEntry } from './ports.js';
+import { isSecretKey } from './secret-masking.js';
 import {
   connectorTaskConfig,
   DEFAULT_MAX_IN_FLIGHT_RECORDS,
@@ -450,277 +448,20 @@ function inFlightDefault(raw: Readonly<Record<string, unknown>>, workerConfig: R
   }
 }
 
-/** What Kafka Connect shows instead of a password value. */
-export const HIDDEN = '[hidden]';
-
-/**
- * Whether the value of `key` is secret: declared a password by the connector, or a Kafka
- * client secret (`*.password`, `*sasl.jaas.config`, an inline private key `*ssl.keystore.key`,
- * e.g. under `producer.override.`).
- */
-export function isSecretKey(key: string, passwords: ReadonlySet<string>): boolean {
-  return (
-    passwords.has(key) || /(^|\.)password$/.test(key) || key.endsWith('sasl.jaas.config') || /(^|\.)ssl\.keystore\.key$/.test(key)
-  );
-}
-
-/** `text` as a regular expression that matches it literally (a secret, a config key). */
-export function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/**
- * `text` with the password of every URL in it that carries one (`scheme://user:password@host`,
- * also `jdbc:postgresql://...`) replaced by `[hidden]`: `postgres://app:[hidden]@db/orders`.
- * The user name stays. Structural, so a password of any length is masked, and only there.
- */
-export function maskUrlPasswords(text: string): string {
-  if (!text.includes('://') || !text.includes('@')) return text;
-  return text.replace(URL_AUTHORITY, (authority: string) => {
-    const at = authority.lastIndexOf('@');
-    const colon = authority.indexOf(':');
-    if (at < 0 || colon < 0 || colon > at || colon === at - 1) return authority;
-    return `${authority.slice(0, colon + 1)}${HIDDEN}${authority.slice(at)}`;
-  });
-}
-
-/**
- * `://` and the authority after it (up to a path, query, fragment, space, `"`, `<` or `>`).
- * `,`, `;` and `'` are legal in a URL's user info (RFC 3986 sub-delims), so a password may hold them.
- */
-const URL_AUTHORITY = /(?<=:\/\/)[^/?#\s"<>]+/g;
-
-/** The passwords of the URLs in a text (see {@link maskUrlPasswords}), as written. */
-function urlPasswords(text: string): string[] {
-  if (!text.includes('://') || !text.includes('@')) return [];
-  const found: string[] = [];
-  for (const [authority] of text.matchAll(URL_AUTHORITY)) {
-    const at = authority.lastIndexOf('@');
-    const colon = authority.indexOf(':');
-    if (at >= 0 && colon >= 0 && colon < at - 1) found.push(authority.slice(colon + 1, at));
-  }
-  return found;
-}
-
-/** A config value as responses and logs show it: `[hidden]` for a secret key, URL passwords masked otherwise. */
-export function maskValue(key: string, value: string, passwords: ReadonlySet<string>): string {
-  return isSecretKey(key, passwords) ? HIDDEN : maskUrlPasswords(value);
-}
-
-/**
- * A copy of a connector config with every secret value (see {@link isSecretKey}) replaced by
- * `[hidden]`, and the password of any URL in another value too (see {@link maskUrlPasswords}).
- */
-export function maskConfig(config: Readonly<Record<string, string>>, passwords: ReadonlySet<string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(config)) out[k] = maskValue(k, v, passwords);
-  return out;
-}
-
-/**
- * The secret strings of a connector config, to mask wherever they appear: values of secret
- * keys and passwords of URLs in any value, of 4 characters or more (a shorter one would mask
- * unrelated text; URLs themselves are masked by structure).
- */
-function secretValues(config: Readonly<Record<string, string>>, passwords: ReadonlySet<string>): string[] {
-  const found = new Set<string>();
-  for (const [k, v] of Object.entries(config)) {
-    for (const secret of isSecretKey(k, passwords) ? [v] : urlPasswords(v)) if (secret.length >= 4) found.add(secret);
-  }
-  // Longest first, so a secret that contains another is masked whole.
-  return [...found].sort((a, b) => b.length - a.length);
-}
-
-/**
- * A copy of a task config (any JSON the connector's `taskConfigs` returned) with secrets
- * masked: values under secret keys at any depth, every occurrence, inside any string, of
- * a secret value of the connector config (e.g. a password copied into a connection URL), and
- * the password of any URL (see {@link maskUrlPasswords}).
- */
-export function maskTaskConfig(
-  taskConfig: unknown,
-  connectorConfig: Readonly<Record<string, string>>,
-  passwords: ReadonlySet<string>,
-): unknown {
-  const secrets = secretValues(connectorConfig, passwords);
-  const walk = (value: unknown): unknown => {
-    if (typeof value === 'string') return maskUrlPasswords(secrets.reduce((s, secret) => s.split(secret).join(HIDDEN), value));
-    if (Array.isArray(value)) return value.map(walk);
-    if (value !== null && typeof value === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = isSecretKey(k, passwords) && v != null ? HIDDEN : walk(v);
-      return out;
-    }
-    return value;
-  };
-  return walk(taskConfig);
-}
-
-/**
- * A logger that masks the secret values of a connector config and URL passwords (see
- * {@link maskTaskConfig}) in every message and field, errors included, before passing them on.
- * The logger itself when the config has no secret and no URL with a password, so most
- * connectors pay nothing.
- */
-export function maskingLogger(
-  logger: Logger,
-  connectorConfig: Readonly<Record<string, string>>,
-  passwords: ReadonlySet<string>,
-): Logger {
-  const hasSecrets = Object.entries(connectorConfig).some(
-    ([k, v]) => (isSecretKey(k, passwords) && v.length >= 4) || urlPasswords(v).length > 0,
-  );
-  if (!hasSecrets) return logger;
-  const mask = (v: unknown): unknown => maskTaskConfig(v, connectorConfig, passwords);
-  const fieldsOf = (fields: object): object => {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(fields)) {
-      out[k] = v instanceof Error ? { type: v.name, message: mask(v.message), stack: mask(v.stack) } : mask(v);
-    }
-    return out;
-  };
-  const wrap = (inner: Logger): Logger => ({
-    debug: (f, m) => inner.debug(fieldsOf(f), m === undefined ? m : String(mask(m))),
-    info: (f, m) => inner.info(fieldsOf(f), m === undefined ? m : String(mask(m))),
-    warn: (f, m) => inner.warn(fieldsOf(f), m === undefined ? m : String(mask(m))),
-    error: (f, m) => inner.error(fieldsOf(f), m === undefined ? m : String(mask(m))),
-    child: (bindings) => wrap(inner.child(fieldsOf(bindings))),
-  });
-  return wrap(logger);
-}
-
-/**
- * Whether a connector class overrides `alterOffsets`, i.e. knows about offsets changed from
- * outside (Kafka Connect's `alterOffsets` returning true). Works across copies of Tributary.
- */
-export function connectorManagesOffsets(connectorClass: SourceConnectorClass): boolean {
-  let proto: object | null = connectorClass.prototype;
-  while (proto !== null && !Object.hasOwn(proto, 'alterOffsets')) proto = Object.getPrototypeOf(proto);
-  if (proto === null) return false;
-  const owner = (proto as { constructor?: unknown }).constructor;
-  return !(typeof owner === 'function' && Object.hasOwn(owner, Symbol.for('tributary.source-connector')));
-}
-
-/**
- * The message Kafka Connect answers a successful offsets change with (KIP-875), also used as
- * KIP-995's `offsets_status`: plain when the connector handles offset changes itself, with a
- * reminder about external offsets when it does not.
- */
-export function offsetsChangedMessage(kind: 'altered' | 'reset', connectorManages: boolean): string {
-  return connectorManages
-    ? `The offsets for this connector have been ${kind} successfully`
-    : `The Connect framework-managed offsets for this connector have been ${kind} successfully. However, if this connector manages offsets externally, they will need to be manually ${kind} in the system that the connector uses.`;
-}
-
-/**
- * Validates offsets given from outside (a connector file, `POST /connectors`, `PATCH /offsets`):
- * each partition and non-null offset must decode through the task's codec, keys it does not
- * declare refused by their path (`DecodeOptions.exact`), then the
- * connector's `alterOffsets` must accept them all. Nothing is written here.
- * Returns the entries in stored (canonical) form.
- */
-export async function validateOffsets<C>(
-  name: string,
-  connector: SourceConnector<C>,
-  config: C,
-  offsets: ReadonlyArray<{ partition?: unknown; offset?: unknown }>,
-): Promise<OffsetEntry[]> {
-  const codec = new connector.taskClass().offsets;
-  const typed: Array<OffsetChange<unknown, unknown>> = [];
-  const entries: OffsetEntry[] = [];
-  const bad: Array<{ partition: unknown; problems: string[] }> = [];
-  offsets.forEach((entry, i) => {
-    if (typeof entry !== 'object' || entry === null || !('partition' in entry) || !('offset' in entry)) {
-      bad.push({ partition: undefined, problems: [`offsets[${i}]: expected {"partition": {...}, "offset": {...} or null}`] });
-      return;
-    }
-    // Submitted by a person: a key the codec does not know is a typo, refused rather than stored.
-    const p = codec.decodePartition(entry.partition, { exact: true });
-    const o = entry.offset === null ? ({ ok: true, value: null } as const) : codec.decodeOffset(entry.offset, { exact: true });
-    const problems = [...(p.ok ? [] : p.problems), ...(o.ok ? [] : o.problems)].map((m) => `offsets[${i}].${m}`);
-    if (problems.length > 0) bad.push({ partition: entry.partition, problems });
-    if (p.ok && o.ok) {
-      let encoded: OffsetEntry;
-      try {
-        encoded = {
-          partition: codec.encodePartition(p.value),
-          offset: o.value === null ? null : codec.encodeOffset(o.value),
-        };
-      } catch (e) {
-        // Decoded, but not storable as given (1e400 parses as Infinity): the request's fault.
-        bad.push({ partition: entry.partition, problems: [`offsets[${i}]: ${(e as Error).message}`] });
-        return;
-      }
-      typed.push({ partition: p.value, offset: o.value });
-      entries.push(encoded);
-    }
-  });
-  const [first] = bad;
-  if (first !== undefined && bad.length === 1 && first.partition !== undefined) {
-    throw new OffsetDecodeError(name, first.partition, first.problems);
-  }
-  if (first !== undefined) {
-    // Several entries (or one without a partition): name each entry's partition in its problems.
-    throw new TributaryError(
-      'OFFSET_DECODE',
-      `Offsets of connector '${name}' do not decode: ${bad
-        .flatMap((b) =>
-          b.partition === undefined ? b.problems : b.problems.map((m) => `${m} (partition ${jsonOf(b.partition)})`),
-        )
-        .join('; ')}`,
-    );
-  }
-  await confirmOffsets(name, connector, config, typed);
-  return entries;
-}
-
-/**
- * The entries that reset every stored offset of a connector (each partition to null), once
- * the connector's `alterOffsets` accepted the reset. Stored partitions that no longer decode
- * through the codec are reset too, but not shown to `alterOffsets`: a reset must be able to
- * clear offsets the connector cannot read.
- */
-export async function resetOffsets<C>(
-  name: string,
-  connector: SourceConnector<C>,
-  config: C,
-  stored: readonly OffsetEntry[],
-): Promise<OffsetEntry[]> {
-  const codec = new connector.taskClass().offsets;
-  const typed: Array<OffsetChange<unknown, unknown>> = [];
-  for (const entry of stored) {
-    const p = codec.decodePartition(entry.partition);
-    if (p.ok) typed.push({ partition: p.value, offset: null });
-  }
-  await confirmOffsets(name, connector, config, typed);
-  return stored.map((e) => ({ partition: e.partition, offset: null }));
-}
-
-async function confirmOffsets<C>(
-  name: string,
-  connector: SourceConnector<C>,
-  config: C,
-  typed: ReadonlyArray<OffsetChange<unknown, unknown>>,
-): Promise<void> {
-  let accepted: boolean;
-  try {
-    accepted = await connector.alterOffsets(config, typed);
-  } catch (e) {
-    throw new TributaryError('OFFSET_REJECTED', `Connector '${name}' rejected the offsets: ${(e as Error).message}`, {
-      cause: e,
-    });
-  }
-  if (!accepted)
-    throw new TributaryError(
-      'OFFSET_REJECTED',
-      `Connector '${name}' does not accept these offsets (its alterOffsets returned false)`,
-    );
-}
-
-function jsonOf(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
+// Moved to their own modules; named here still for the modules that import them from here.
+export {
+  connectorManagesOffsets,
+  offsetsChangedMessage,
+  resetOffsets,
+  validateOffsets,
+} from './offsets-admin.js';
+export {
+  escapeRegExp,
+  HIDDEN,
+  isSecretKey,
+  maskConfig,
+  maskingLogger,
+  maskTaskConfig,
+  maskUrlPasswords,
+  maskValue,
+} from './secret-masking.js';
