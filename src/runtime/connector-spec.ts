@@ -137,7 +137,7 @@ export async function validateConnectorRequest(
  * A task config with the `${provider:...}` form put back where a top-level key holds exactly
  * the resolved value of the connector key of that name (Kafka Connect's reverse transform).
  */
-export function unresolve(taskConfig: unknown, spec: ConnectorSpec): unknown {
+export function unresolve(taskConfig: unknown, spec: Pick<ConnectorSpec, 'config' | 'resolved'>): unknown {
   if (typeof taskConfig !== 'object' || taskConfig === null || Array.isArray(taskConfig)) return taskConfig;
   const out: Record<string, unknown> = { ...(taskConfig as Record<string, unknown>) };
   for (const [k, v] of Object.entries(out)) {
@@ -148,7 +148,7 @@ export function unresolve(taskConfig: unknown, spec: ConnectorSpec): unknown {
 }
 
 /** The inverse of {@link unresolve}: a task config as the cluster stores it, with the references resolved again. */
-export function resolveAgain(taskConfig: unknown, spec: ConnectorSpec): unknown {
+export function resolveAgain(taskConfig: unknown, spec: Pick<ConnectorSpec, 'config' | 'resolved'>): unknown {
   if (typeof taskConfig !== 'object' || taskConfig === null || Array.isArray(taskConfig)) return taskConfig;
   const out: Record<string, unknown> = { ...(taskConfig as Record<string, unknown>) };
   for (const [k, v] of Object.entries(out)) {
