@@ -448,20 +448,6 @@ function inFlightDefault(raw: Readonly<Record<string, unknown>>, workerConfig: R
   }
 }
 
-// Moved to their own modules; named here still for the modules that import them from here.
-export {
-  connectorManagesOffsets,
-  offsetsChangedMessage,
-  resetOffsets,
-  validateOffsets,
-} from './offsets-admin.js';
-export {
-  escapeRegExp,
-  HIDDEN,
-  isSecretKey,
-  maskConfig,
-  maskingLogger,
-  maskTaskConfig,
-  maskUrlPasswords,
-  maskValue,
-} from './secret-masking.js';
+// Moved to offsets-admin.ts and secret-masking.ts; named here until distributed/distributed-herder.ts imports them from there.
+export { connectorManagesOffsets, resetOffsets, validateOffsets } from './offsets-admin.js';
+export { maskConfig, maskTaskConfig, maskValue } from './secret-masking.js';
