@@ -36,7 +36,7 @@ import { checkWorkerBooleans } from './worker-booleans.js';
 import type { WorkerOptions } from './worker-options.js';
 
 // The worker's public types, where they have always been imported from.
-export { type ConnectorHost, type ConnectorPlacement, ConnectorRunner } from './connector-runner.js';
+export { type ConnectorPlacement, ConnectorRunner } from './connector-runner.js';
 export { MAX_CONNECTOR_NAME_LENGTH } from './connector-spec.js';
 export type {
   ConfigValidation,
