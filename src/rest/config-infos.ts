@@ -1,14 +1,8 @@
 import * as t from 'io-ts';
 import { type ConfigKey, configTypes } from '../api/config-def.js';
-import {
-  type ConfigImportance,
-  type ConfigKeyReport,
-  type ConfigWidth,
-  HIDDEN,
-  type KeyPresentation,
-  maskUrlPasswords,
-} from '../runtime/connector-config.js';
-import type { ConfigValidation } from '../runtime/worker.js';
+import type { ConfigImportance, ConfigKeyReport, ConfigWidth, KeyPresentation } from '../runtime/connector-config.js';
+import type { ConfigValidation } from '../runtime/herder.js';
+import { HIDDEN, maskUrlPasswords } from '../runtime/secret-masking.js';
 
 /** Kafka Connect's ConfigKeyInfo: one key's declaration. */
 export interface ConfigKeyInfoJson {

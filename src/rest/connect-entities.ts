@@ -2,7 +2,7 @@
  * Kafka Connect's REST JSON shapes (ConnectorInfo, ConnectorStateInfo, TaskInfo, PluginInfo)
  * and their construction from what the worker reports.
  */
-import type { ConnectorDescription, ConnectorStatus, TaskStatusInfo } from '../runtime/worker.js';
+import type { ConnectorDescription, ConnectorStatus, TaskStatusInfo } from '../runtime/herder.js';
 
 /** Kafka Connect's ConnectorInfo. */
 export interface ConnectorInfoJson {

@@ -2,9 +2,9 @@ import type { FastifyReply } from 'fastify';
 import { isTributaryError } from '../api/errors.js';
 import { setField } from '../api/json.js';
 import type { Logger } from '../api/logger.js';
-import { connectorManagesOffsets, offsetsChangedMessage } from '../runtime/connector-config.js';
 import type { Herder } from '../runtime/herder.js';
-import type { PluginAccess } from '../runtime/worker.js';
+import { connectorManagesOffsets, offsetsChangedMessage } from '../runtime/offsets-admin.js';
+import type { PluginAccess } from '../runtime/plugin-access.js';
 import {
   type ConnectorInfoJson,
   type ConnectorStateJson,

@@ -1,5 +1,5 @@
-import { offsetsChangedMessage } from '../runtime/connector-config.js';
 import type { Herder } from '../runtime/herder.js';
+import { offsetsChangedMessage } from '../runtime/offsets-admin.js';
 
 import { parseOffsetsPatch } from './request-bodies.js';
 import type { RouteTable } from './route-table.js';

@@ -1,6 +1,6 @@
 import { isTributaryError } from '../api/errors.js';
 import type { Herder } from '../runtime/herder.js';
-import type { PluginAccess } from '../runtime/worker.js';
+import type { PluginAccess } from '../runtime/plugin-access.js';
 import { configInfosJson, configKeyInfoJson } from './config-infos.js';
 import type { PluginInfoJson } from './connect-entities.js';
 import { parseConfigMap } from './request-bodies.js';

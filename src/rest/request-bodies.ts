@@ -1,4 +1,4 @@
-import type { TargetState } from '../runtime/worker.js';
+import type { TargetState } from '../runtime/herder.js';
 import { RestError } from './rest-error.js';
 
 /** One entry of an offsets list, shape-checked (the connector's codec checks the contents). */

@@ -1,5 +1,5 @@
 import { type ErrorCode, isTributaryError } from '../api/errors.js';
-import { maskUrlPasswords } from '../runtime/connector-config.js';
+import { maskUrlPasswords } from '../runtime/secret-masking.js';
 
 /** Kafka Connect's error body: `error_code` is the HTTP status. */
 export interface ErrorBody {

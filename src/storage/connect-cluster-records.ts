@@ -15,7 +15,7 @@ import type {
   TaskConfigs,
   TaskRef,
 } from '../runtime/distributed/ports.js';
-import type { TargetState } from '../runtime/worker.js';
+import type { TargetState } from '../runtime/herder.js';
 
 type Config = Readonly<Record<string, string>>;
 

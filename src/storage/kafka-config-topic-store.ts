@@ -3,7 +3,7 @@ import { TributaryError } from '../api/errors.js';
 import { TopicAdmin } from '../kafka/topic-admin.js';
 import { TopicReader, type TopicRecord } from '../kafka/topic-reader.js';
 import type { ClusterConfigSnapshot, ConfigTopicStore, TaskConfigs } from '../runtime/distributed/ports.js';
-import type { TargetState } from '../runtime/worker.js';
+import type { TargetState } from '../runtime/herder.js';
 import {
   CONFIG_KEYS,
   ConfigTopicState,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/api/errors.js';
 import type { Logger } from '../../src/api/logger.js';
 import { describeFailure } from '../../src/cli/standalone.js';
-import { maskConfig, maskingLogger, maskTaskConfig, maskUrlPasswords } from '../../src/runtime/connector-config.js';
+import { maskConfig, maskingLogger, maskTaskConfig, maskUrlPasswords } from '../../src/runtime/secret-masking.js';
 
 describe('secret masking', () => {
   it('hides the password of every URL in a text, keeping scheme, user, host and path', () => {

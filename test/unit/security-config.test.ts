@@ -15,7 +15,7 @@ import {
   securityLayers,
 } from '../../src/kafka/security-config.js';
 import { CERTIFICATE_EXPIRY_WARNING_MS, certificateExpiryWarning } from '../../src/runtime/certificate-validity.js';
-import { isSecretKey, maskConfig } from '../../src/runtime/connector-config.js';
+import { isSecretKey, maskConfig } from '../../src/runtime/secret-masking.js';
 import { generateTestCertificates, KEY_PASSWORD, STORE_PASSWORD, type TestCertificates } from '../kafka/certificates.js';
 
 const SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr=t;\\"x";';
