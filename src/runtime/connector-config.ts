@@ -447,7 +447,3 @@ function inFlightDefault(raw: Readonly<Record<string, unknown>>, workerConfig: R
     return workerConfig['task.max.in.flight.records'] ?? DEFAULT_MAX_IN_FLIGHT_RECORDS;
   }
 }
-
-// Moved to offsets-admin.ts and secret-masking.ts; named here until distributed/distributed-herder.ts imports them from there.
-export { connectorManagesOffsets, resetOffsets, validateOffsets } from './offsets-admin.js';
-export { maskConfig, maskTaskConfig, maskValue } from './secret-masking.js';

@@ -1,8 +1,9 @@
 import { TributaryError } from '../../api/errors.js';
 import type { Logger } from '../../api/logger.js';
-import { connectorManagesOffsets, maskConfig, maskValue, resetOffsets, validateOffsets } from '../connector-config.js';
 import type { ConnectorHandle } from '../herder.js';
+import { connectorManagesOffsets, resetOffsets, validateOffsets } from '../offsets-admin.js';
 import type { OffsetEntry, OffsetStore } from '../ports.js';
+import { maskConfig, maskValue } from '../secret-masking.js';
 import type { CreateOptions, OffsetsChange, PluginAccess, RestartOptions, RestartPlan, TargetState, Worker } from '../worker.js';
 import { type ClusterReads, connectorHandle } from './cluster-reads.js';
 import type { Membership } from './membership.js';

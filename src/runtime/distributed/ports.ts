@@ -4,7 +4,7 @@
  * the distributed herder only uses these interfaces, so its logic is tested without Kafka.
  */
 
-import type { TargetState } from '../worker.js';
+import type { TargetState } from '../herder.js';
 
 /** One task of a connector; Kafka Connect names it `<connector>-<task>` in its topics. */
 export interface TaskRef {
