@@ -4,7 +4,8 @@
  * - dispatch-window.ts: queued and in-flight batches, settled in order (pure);
  * - send-retry-policy.ts: re-send or give up, and what the records are told;
  * - producer-lifecycle.ts: the producer, its connection, its replacement after a give-up;
- * - stall-monitor.ts: `onStall` reports.
+ * - stall-monitor.ts: `onStall` reports;
+ * - kafkajs-batch.ts: the batch shape, the split after tulios/kafkajs#1303, the callback loop.
  * This file wires them: a batch goes accumulator → window → `producer.sendBatch` → answer →
  * window (acked / re-sent / failed) → callbacks.
  */
@@ -134,9 +135,9 @@ export interface KafkajsSenderOptions {
  *   (within about `request.timeout.ms`, sooner on a connection error), every few seconds while
  *   it lasts, and when it answers again.
  *
- * Known limits: kafkajs retries a call `KAFKAJS_RETRIES_PER_CALL` (producer-lifecycle.ts) times before the sender
- * takes over, so kafkajs logs once per producer that limiting retries "may invalidate EoS
- * guarantees"; with one batch in flight that does not hold here, since kafkajs rolls its
+ * Known limits: kafkajs retries a call `KAFKAJS_RETRIES_PER_CALL` times (producer-lifecycle.ts)
+ * before the sender takes over, so kafkajs logs once per producer that limiting retries "may
+ * invalidate EoS guarantees"; with one batch in flight that does not hold here, since kafkajs rolls its
  * sequence numbers back after a failed request and the sender re-sends the same batch. With
  * several brokers, a batch that kafkajs gives up on after one broker took its part is re-sent
  * whole, so that part is written twice even with idempotence (kafkajs does not say which part
