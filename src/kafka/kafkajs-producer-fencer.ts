@@ -4,7 +4,7 @@ import type { ProducerFencer } from '../runtime/distributed/ports.js';
 
 /** Options of {@link KafkajsProducerFencer}. */
 export interface KafkajsProducerFencerOptions {
-  readonly kafka: Kafka;
+  readonly kafka: Pick<Kafka, 'producer'>;
   /** Ids fenced at once; default 8. */
   readonly concurrency?: number;
 }
@@ -41,8 +41,10 @@ export class KafkajsProducerFencer implements ProducerFencer {
 
   private async fenceOne(transactionalId: string): Promise<void> {
     const producer = this.options.kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
     try {
+      // Inside the try: a connect() that fails part-way (the broker connection made, then
+      // InitProducerId refused or timed out) leaves that connection open unless disconnected.
+      await producer.connect();
       // kafkajs registers the transactional id (InitProducerId) at the first transaction; no
       // partition is added, so the abort sends nothing.
       const txn = await producer.transaction();

@@ -1,36 +1,37 @@
-import type {
-  CompressionTypes,
-  KafkaConfig,
-  RecordMetadata as KafkajsRecordMetadata,
-  Producer,
-  ProducerConfig,
-  TopicMessages,
-} from 'kafkajs';
-import { TributaryError } from '../api/errors.js';
-import type { OutgoingRecord, RecordMetadata, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
-import { attemptsIn, isKafkajsError, isNotAttempted, isProducerGone, isRetriableSendError } from './kafkajs-errors.js';
+/**
+ * {@link KafkajsSender}: the {@link RecordSender} on a kafkajs producer, a façade over
+ * - batch-accumulator.ts: the batch that fills now (`send`'s per-record path);
+ * - dispatch-window.ts: queued and in-flight batches, settled in order (pure);
+ * - send-retry-policy.ts: re-send or give up, and what the records are told;
+ * - producer-lifecycle.ts: the producer, its connection, its replacement after a give-up;
+ * - stall-monitor.ts: `onStall` reports;
+ * - kafkajs-batch.ts: the batch shape, the split after tulios/kafkajs#1303, the callback loop.
+ * This file wires them: a batch goes accumulator → window → `producer.sendBatch` → answer →
+ * window (acked / re-sent / failed) → callbacks.
+ */
+import type { CompressionTypes, KafkaConfig, RecordMetadata as KafkajsRecordMetadata, TopicMessages } from 'kafkajs';
+import type { TributaryError } from '../api/errors.js';
+import type { OutgoingRecord, RecordSender, SendCallback, SenderStall } from '../runtime/ports.js';
+import { BatchAccumulator } from './batch-accumulator.js';
+import { DispatchWindow } from './dispatch-window.js';
+import { asError, type Batch, callBack, splitOff, topicsOf, wasSent } from './kafkajs-batch.js';
+import { attemptsIn, isNotAttempted, isProducerGone, isRetriableSendError } from './kafkajs-errors.js';
 import { Kafka } from './kafkajs-fixes.js';
-import { indexResponse, type TopicOffsets, unacknowledged } from './produce-response.js';
+import { indexResponse, unacknowledged } from './produce-response.js';
 import { kafkajsClientOptions, type ResolvedProducerConfig } from './producer-config.js';
-import { retryStablePartitioner } from './retry-stable-partitioner.js';
+import { type KafkajsLike, type KafkajsProducerLike, ProducerLifecycle } from './producer-lifecycle.js';
+import {
+  backoffMs,
+  closedError,
+  expiredError,
+  failedError,
+  isExpired,
+  mayResend,
+  sentAfterCloseError,
+} from './send-retry-policy.js';
+import { StallMonitor } from './stall-monitor.js';
 
-/** The part of a kafkajs `Producer` the sender uses. */
-export type KafkajsProducerLike = Pick<Producer, 'connect' | 'disconnect' | 'sendBatch'> & {
-  /**
-   * Set by a producer that, with one request in flight, takes up to this many `sendBatch` calls
-   * at once and writes them one after another in call order (the producer thread of
-   * kafkajs-thread.ts): the sender then hands over the next batch while one is on the wire.
-   * After a call fails, or resolves without an offset for some partition, such a producer
-   * writes none of the calls made before it heard of every answer: it rejects them with an error
-   * whose `notAttempted` is true, and the sender sends them again, in order, after the earlier one.
-   */
-  readonly queueDepth?: number | undefined;
-};
-
-/** The part of a kafkajs `Kafka` client the sender uses: a real `Kafka` instance fits. */
-export interface KafkajsLike {
-  producer(config: ProducerConfig): KafkajsProducerLike;
-}
+export type { KafkajsLike, KafkajsProducerLike };
 
 /** What a {@link KafkajsSender} reports besides record callbacks (instrumentation, not logging). */
 export type KafkajsSenderEvent =
@@ -91,80 +92,6 @@ export interface KafkajsSenderOptions {
 }
 
 /**
- * How many times kafkajs itself retries one `sendBatch` call before handing the failure back to
- * the sender, which re-sends within `delivery.timeout.ms`. Small, so that the sender regains
- * control (and checks its deadline) every few seconds during an outage.
- */
-const KAFKAJS_RETRIES_PER_CALL = 5;
-/** How often, in ms, the sender checks for unanswered requests while records wait, and re-reports a stall. */
-const WATCH_INTERVAL_MS = 1000;
-/** How often, in ms, a lasting stall is reported again (with its duration). */
-const STALL_REPORT_INTERVAL_MS = 5000;
-/** How many topic names an error message lists before "and N more". */
-const TOPICS_IN_MESSAGES = 5;
-
-/**
- * A message as the sender builds it: kafkajs's `Message`, but with a numeric timestamp (its
- * type says string; its encoder takes numbers, and a string per record would cost an allocation).
- *
- * A record with neither headers nor a timestamp gets only `key`, `value` and `partition`, the
- * shape of a plain kafkajs program's messages, because kafkajs's Produce encoder is much cheaper
- * for it: it copies every message into a new object with all its fields, and when any message
- * of a partition has a timestamp it maps, filters and sorts (with the default, string,
- * comparator) the partition's timestamps on every request. Without one, kafkajs writes the time
- * of encoding (one `Date.now()` per partition and request) as the record's CreateTime, as the
- * Java producer writes the time of `send()`.
- */
-interface OutMessage {
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-  readonly headers?: Readonly<Record<string, Buffer | string>> | undefined;
-  /** Set by the caller, or by {@link retryStablePartitioner} on the first attempt. */
-  partition: number | undefined;
-  /** The record's own timestamp; absent lets kafkajs stamp it (kafkajs treats 0 as absent too). */
-  readonly timestamp?: number | undefined;
-}
-
-/** One topic's share of a batch; also the `TopicMessages` entry handed to kafkajs. */
-interface TopicEntry {
-  readonly topic: string;
-  readonly messages: OutMessage[];
-  readonly callbacks: SendCallback[];
-}
-
-type BatchState = 'open' | 'queued' | 'inflight' | 'acked' | 'failed' | 'done';
-
-/** The records of one `sendBatch` request, kept as they are across re-sends. */
-interface Batch {
-  readonly createdAt: number;
-  readonly entries: TopicEntry[];
-  /** The last entry appended to: records of one topic usually come in runs. */
-  last: TopicEntry | undefined;
-  count: number;
-  bytes: number;
-  /** Linger elapsed or flush asked: send as soon as a slot is free. */
-  due: boolean;
-  state: BatchState;
-  /** Dispatch number; a result from an earlier dispatch is stale and ignored. */
-  attempt: number;
-  /** Dispatches a queueing producer answered "not attempted": they sent nothing. */
-  unsent: number;
-  /** Requests made so far, kafkajs's internal retries included. */
-  requests: number;
-  /** Times the sender itself re-sent the batch (drives the back-off). */
-  resends: number;
-  /** `completions` when the batch was last dispatched: batches completed later overlapped it. */
-  dispatchedAfter: number;
-  /** `Date.now()` when the batch was last dispatched. */
-  dispatchedAt: number;
-  /** Where the records landed, once acknowledged. */
-  offsets: Map<string, TopicOffsets> | undefined;
-  error: TributaryError | undefined;
-}
-
-type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
-
-/**
  * {@link RecordSender} on a kafkajs producer, with the batching kafkajs lacks.
  *
  * Records handed to {@link send} are gathered into a batch that is sent with one
@@ -208,9 +135,9 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  *   (within about `request.timeout.ms`, sooner on a connection error), every few seconds while
  *   it lasts, and when it answers again.
  *
- * Known limits: kafkajs retries a call {@link KAFKAJS_RETRIES_PER_CALL} times before the sender
- * takes over, so kafkajs logs once per producer that limiting retries "may invalidate EoS
- * guarantees"; with one batch in flight that does not hold here, since kafkajs rolls its
+ * Known limits: kafkajs retries a call `KAFKAJS_RETRIES_PER_CALL` times (producer-lifecycle.ts)
+ * before the sender takes over, so kafkajs logs once per producer that limiting retries "may
+ * invalidate EoS guarantees"; with one batch in flight that does not hold here, since kafkajs rolls its
  * sequence numbers back after a failed request and the sender re-sends the same batch. With
  * several brokers, a batch that kafkajs gives up on after one broker took its part is re-sent
  * whole, so that part is written twice even with idempotence (kafkajs does not say which part
@@ -238,49 +165,21 @@ type Lifecycle = 'idle' | 'connecting' | 'connected' | 'closed';
  * ```
  */
 export class KafkajsSender implements RecordSender {
-  private readonly kafka: KafkajsLike;
-  private readonly producerOptions: ProducerConfig;
-  private producer: KafkajsProducerLike;
   private readonly config: ResolvedProducerConfig;
   private readonly compression: CompressionTypes;
   private readonly onAsyncError: (error: Error) => void;
   private readonly onEvent: ((event: KafkajsSenderEvent) => void) | undefined;
+  private readonly producers: ProducerLifecycle;
+  private readonly accumulator: BatchAccumulator;
+  private readonly window: DispatchWindow<Batch>;
+  private readonly monitor: StallMonitor;
 
-  private lifecycle: Lifecycle = 'idle';
   private closing: Promise<void> | undefined;
-  /** The batch records are appended to. */
-  private open: Batch | undefined;
-  private lingerTimer: NodeJS.Timeout | undefined;
-  /** Sealed batches waiting for a slot, oldest first (re-sends go to the front). */
-  private ready: Batch[] = [];
-  /** Dispatched batches not yet completed, in dispatch order; completed from the head. */
-  private window: Batch[] = [];
-  /** `sendBatch` calls not yet settled (stale ones included). */
-  private outstanding = 0;
-  /** After a failure: dispatch nothing until every outstanding call has settled. */
-  private settling = false;
+  /** The back-off before a re-send: nothing is dispatched while it runs. */
   private backoffTimer: NodeJS.Timeout | undefined;
   private accepted = 0;
   private completed = 0;
-  /** Batches acknowledged so far (with several in flight: for the overtaking check). */
-  private completions = 0;
-  /**
-   * With several in flight: per `topic\0partition`, the base offset of the last acknowledged
-   * batch there and the `completions` count it was acknowledged at.
-   */
-  private readonly lastBase = new Map<string, { base: number; at: number }>();
   private flushWaiters: { target: number; resolve: () => void }[] = [];
-  /**
-   * `wanted` after giving up on a sent batch of an idempotent producer: nothing is dispatched
-   * until `running` has replaced the producer (see {@link replaceProducer}).
-   */
-  private replacement: 'none' | 'wanted' | 'running' = 'none';
-  private readonly stallListeners: Array<(stall: SenderStall | undefined) => void> = [];
-  /** While records wait without acknowledgements: since when, and the last symptom. */
-  private stalled: { since: number; reason: string; reportedAt: number } | undefined;
-  private watchTimer: NodeJS.Timeout | undefined;
-  /** Ends the back-off between connection attempts of a fresh producer (on close). */
-  private wakeReplacement: (() => void) | undefined;
 
   /**
    * Makes the producer (not yet connected; see {@link connect}).
@@ -293,23 +192,21 @@ export class KafkajsSender implements RecordSender {
     this.compression = (config.compression === 'gzip' ? 1 : 0) as CompressionTypes;
     this.onAsyncError = options.onAsyncError ?? (() => {});
     this.onEvent = options.onEvent;
-    this.kafka = options.kafka;
-    this.producerOptions = {
-      createPartitioner: retryStablePartitioner,
-      idempotent: config.idempotent,
-      maxInFlightRequests: config.maxInFlight,
-      metadataMaxAge: config.metadataMaxAgeMs,
-      retry: {
-        // With several batches in flight, a retry inside kafkajs could let a later batch
-        // overtake an earlier one; the sender must see every failure to re-send in order.
-        retries: config.maxInFlight > 1 ? 0 : Math.min(config.retries, KAFKAJS_RETRIES_PER_CALL),
-        initialRetryTime: Math.max(1, config.retryBackoffMs),
-        maxRetryTime: config.retryBackoffMaxMs,
-        multiplier: 2,
-        factor: 0.2,
+    this.producers = new ProducerLifecycle(options.kafka, config, this.onAsyncError);
+    this.accumulator = new BatchAccumulator(config, this.pump);
+    this.window = new DispatchWindow<Batch>({
+      checkOvertaking: config.maxInFlight > 1,
+      onSettled: (batch) => this.complete(batch, batch.state === 'failed' ? batch.error : undefined),
+      onReordered: (batch) => this.onEvent?.({ type: 'reordered', topics: topicsOf(batch), records: batch.count }),
+    });
+    this.monitor = new StallMonitor(
+      config.requestTimeoutMs,
+      {
+        pending: () => this.pending,
+        oldestDispatchedAt: () => this.window.head?.dispatchedAt,
       },
-    };
-    this.producer = this.kafka.producer(this.producerOptions);
+      this.onAsyncError,
+    );
   }
 
   /** Records handed to `send` whose callback has not run yet. */
@@ -325,7 +222,7 @@ export class KafkajsSender implements RecordSender {
    * `onAsyncError`.
    */
   onStall(listener: (stall: SenderStall | undefined) => void): void {
-    this.stallListeners.push(listener);
+    this.monitor.listen(listener);
   }
 
   /**
@@ -335,23 +232,7 @@ export class KafkajsSender implements RecordSender {
    * @throws Whatever kafkajs's `connect()` rejects with; the sender may be connected again.
    */
   async connect(): Promise<void> {
-    if (this.lifecycle !== 'idle') {
-      throw new TributaryError('SEND_FAILED', `KafkajsSender.connect() called while ${this.lifecycle}`);
-    }
-    this.lifecycle = 'connecting';
-    try {
-      await this.producer.connect();
-    } catch (e) {
-      if (this.lifecycle === 'connecting') this.lifecycle = 'idle';
-      throw e;
-    }
-    if (this.lifecycle !== 'connecting') {
-      // Closed meanwhile: close()'s disconnect may have run before the connection was made.
-      await this.disconnectQuietly(this.producer);
-      return;
-    }
-    this.lifecycle = 'connected';
-    this.pump();
+    if (await this.producers.connect()) this.pump();
   }
 
   /**
@@ -359,43 +240,15 @@ export class KafkajsSender implements RecordSender {
    * Never throws. After {@link close} the record fails at once (asynchronously).
    */
   send(record: OutgoingRecord, onDone: SendCallback): void {
-    if (this.lifecycle === 'closed') {
-      const error = new TributaryError(
-        'SEND_FAILED',
-        `A record for topic '${record.topic}' was sent after the Kafka producer was closed; it was not written.`,
-      );
+    if (this.producers.state === 'closed') {
+      const error = sentAfterCloseError(record.topic);
       queueMicrotask(() => onDone(error, undefined));
       return;
     }
-    const batch = this.open ?? this.openBatch();
-    let entry = batch.last;
-    if (entry === undefined || entry.topic !== record.topic) entry = this.entryFor(batch, record.topic);
-    const key = record.key;
-    const value = record.value;
-    const headers = record.headers;
-    const timestamp = record.timestamp;
-    // Two shapes only (see OutMessage): the lean one unless the record needs the other fields.
-    entry.messages.push(
-      headers === undefined && timestamp === undefined
-        ? { key, value, partition: record.partition }
-        : { key, value, headers, partition: record.partition, timestamp },
-    );
-    entry.callbacks.push(onDone);
-    let bytes = (key === null ? 0 : key.length) + (value === null ? 0 : value.length);
-    if (headers !== undefined) {
-      for (const name in headers) {
-        const v = headers[name];
-        // String values count their UTF-16 length: close enough for a size estimate.
-        if (v !== undefined) bytes += name.length + v.length;
-      }
-    }
-    batch.count++;
-    batch.bytes += bytes;
     this.accepted++;
-    if (batch.bytes >= this.config.batchSizeBytes || batch.count >= this.config.batchMaxRecords) {
-      this.seal();
-      batch.state = 'queued';
-      this.ready.push(batch);
+    const full = this.accumulator.add(record, onDone);
+    if (full !== undefined) {
+      this.window.enqueue(full);
       this.pump();
     }
   }
@@ -407,11 +260,7 @@ export class KafkajsSender implements RecordSender {
    */
   flush(): Promise<void> {
     if (this.completed >= this.accepted) return Promise.resolve();
-    const open = this.open;
-    if (open !== undefined) {
-      open.due = true;
-      this.pump();
-    }
+    if (this.accumulator.markDue()) this.pump();
     return new Promise((resolve) => this.flushWaiters.push({ target: this.accepted, resolve }));
   }
 
@@ -428,116 +277,43 @@ export class KafkajsSender implements RecordSender {
   }
 
   private async shutDown(): Promise<void> {
-    const wasConnecting = this.lifecycle !== 'idle';
-    this.lifecycle = 'closed';
-    // Taken before seal(), which detaches it: its records must be called back too.
-    const open = this.open;
-    this.seal();
+    const started = this.producers.markClosed();
+    const open = this.accumulator.take();
     if (this.backoffTimer !== undefined) {
       clearTimeout(this.backoffTimer);
       this.backoffTimer = undefined;
     }
-    if (this.watchTimer !== undefined) {
-      clearTimeout(this.watchTimer);
-      this.watchTimer = undefined;
-    }
-    this.wakeReplacement?.();
-    this.wakeReplacement = undefined;
-    const pending = [...this.window, ...this.ready];
+    this.monitor.stop();
+    const pending = this.window.drain();
     if (open !== undefined) pending.push(open);
-    this.window = [];
-    this.ready = [];
-    this.open = undefined;
     for (const batch of pending) {
       if (batch.state === 'acked') this.complete(batch, undefined);
       else if (batch.state === 'failed') this.complete(batch, batch.error);
-      else this.complete(batch, this.closedError(batch));
+      else this.complete(batch, closedError(batch));
     }
-    if (!wasConnecting) return;
-    try {
-      await this.producer.disconnect();
-    } catch (e) {
-      this.onAsyncError(asError(e));
-    }
-  }
-
-  private async disconnectQuietly(producer: KafkajsProducerLike): Promise<void> {
-    try {
-      await producer.disconnect();
-    } catch (e) {
-      this.onAsyncError(asError(e));
-    }
-  }
-
-  private openBatch(): Batch {
-    const batch = newBatch(Date.now());
-    this.open = batch;
-    this.lingerTimer = setTimeout(this.onLinger, this.config.lingerMs);
-    return batch;
-  }
-
-  private entryFor(batch: Batch, topic: string): TopicEntry {
-    // A batch rarely spans more than a few topics: a scan beats a Map here.
-    let entry: TopicEntry | undefined;
-    for (const e of batch.entries) {
-      if (e.topic === topic) {
-        entry = e;
-        break;
-      }
-    }
-    if (entry === undefined) {
-      entry = { topic, messages: [], callbacks: [] };
-      batch.entries.push(entry);
-    }
-    batch.last = entry;
-    return entry;
-  }
-
-  private readonly onLinger = (): void => {
-    this.lingerTimer = undefined;
-    const open = this.open;
-    if (open !== undefined) {
-      open.due = true;
-      this.pump();
-    }
-  };
-
-  /** Detaches the open batch from `send` (it keeps its records). */
-  private seal(): void {
-    this.open = undefined;
-    if (this.lingerTimer !== undefined) {
-      clearTimeout(this.lingerTimer);
-      this.lingerTimer = undefined;
-    }
+    if (started) await this.producers.disconnect();
   }
 
   /** Dispatches as many batches as slots allow, oldest first. */
-  private pump(): void {
-    if (this.lifecycle !== 'connected' || this.backoffTimer !== undefined) return;
-    if (this.settling) {
-      if (this.outstanding > 0) return;
-      this.settling = false;
-    }
-    if (this.replacement !== 'none') {
-      if (this.replacement === 'wanted' && this.outstanding === 0) void this.replaceProducer();
+  private readonly pump = (): void => {
+    if (!this.producers.connected || this.backoffTimer !== undefined) return;
+    if (this.window.holding()) return;
+    const replacing = this.producers.replacing;
+    if (replacing !== 'none') {
+      if (replacing === 'wanted' && this.window.unanswered === 0) void this.replaceProducer();
       return;
     }
-    const slots = this.config.maxInFlight === 1 ? (this.producer.queueDepth ?? 1) : this.config.maxInFlight;
-    while (this.outstanding < slots) {
-      let batch = this.ready.shift();
-      if (batch === undefined) {
-        const open = this.open;
-        if (open === undefined || !open.due) return;
-        this.seal();
-        batch = open;
-      }
+    const slots = this.config.maxInFlight === 1 ? (this.producers.producer.queueDepth ?? 1) : this.config.maxInFlight;
+    while (this.window.hasSlot(slots)) {
+      const batch = this.window.takeReady() ?? this.accumulator.takeDue();
+      if (batch === undefined) return;
       const now = Date.now();
-      if (now >= batch.createdAt + this.config.deliveryTimeoutMs) {
+      if (isExpired(this.config, batch, now)) {
         // A batch sent before (waiting for its re-send) may have been written, and kafkajs
         // rolled its sequence numbers back: as after any give-up, nothing more on this producer.
-        const sentBefore = batch.attempt > batch.unsent && this.config.idempotent;
-        if (sentBefore) this.replacement = 'wanted';
-        this.complete(batch, this.expiredError(batch, now));
+        const sentBefore = wasSent(batch) && this.config.idempotent;
+        if (sentBefore) this.producers.want();
+        this.complete(batch, expiredError(this.config, batch, now));
         if (sentBefore) {
           this.pump();
           return;
@@ -546,19 +322,15 @@ export class KafkajsSender implements RecordSender {
       }
       this.dispatch(batch);
     }
-  }
+  };
 
   private dispatch(batch: Batch): void {
-    batch.state = 'inflight';
-    const attempt = ++batch.attempt;
-    batch.dispatchedAfter = this.completions;
+    const attempt = this.window.dispatch(batch);
     batch.dispatchedAt = Date.now();
-    this.window.push(batch);
-    this.outstanding++;
-    this.watch();
+    this.monitor.watch();
     let sending: Promise<KafkajsRecordMetadata[]>;
     try {
-      sending = this.producer.sendBatch({
+      sending = this.producers.producer.sendBatch({
         topicMessages: batch.entries as unknown as TopicMessages[],
         acks: this.config.acks,
         timeout: this.config.requestTimeoutMs,
@@ -578,16 +350,13 @@ export class KafkajsSender implements RecordSender {
   }
 
   private onSent(batch: Batch, attempt: number, response: KafkajsRecordMetadata[]): void {
-    this.outstanding--;
-    if (batch.attempt === attempt && batch.state === 'inflight') {
+    if (this.window.answered(batch, attempt)) {
       batch.requests++;
       const offsets = indexResponse(response);
       const missing = this.config.acks === 0 ? [] : unacknowledged(batch.entries, offsets);
-      if (this.stalled !== undefined) this.unstall();
+      this.monitor.recovered();
       if (missing.length === 0) {
-        batch.state = 'acked';
-        batch.offsets = offsets;
-        this.completeWindowHead();
+        this.window.acked(batch, offsets);
       } else {
         // kafkajs can resolve sendBatch without having sent some partitions: when a retry
         // inside it finds a partition's new leader among brokers that already answered, it
@@ -601,12 +370,9 @@ export class KafkajsSender implements RecordSender {
           this.retryOrFail(batch, error, true);
         } else {
           const rest = splitOff(batch, offsets);
-          rest.state = 'inflight';
           // Right behind its batch: a queueing producer may hold a later one (not sent; it comes back).
-          this.window.splice(this.window.indexOf(batch) + 1, 0, rest);
-          batch.state = 'acked';
-          batch.offsets = offsets;
-          this.completeWindowHead();
+          this.window.insertAfter(batch, rest);
+          this.window.acked(batch, offsets);
           this.retryOrFail(rest, error, true);
         }
       }
@@ -615,11 +381,11 @@ export class KafkajsSender implements RecordSender {
   }
 
   private onFailed(batch: Batch, attempt: number, error: unknown): void {
-    this.outstanding--;
+    const current = this.window.answered(batch, attempt);
     const notAttempted = isNotAttempted(error);
     // Not sent on this dispatch: whether the batch was ever sent counts only its other dispatches.
     if (notAttempted && batch.attempt === attempt) batch.unsent++;
-    if (batch.attempt !== attempt || batch.state !== 'inflight') {
+    if (!current) {
       this.pump();
       return;
     }
@@ -627,10 +393,8 @@ export class KafkajsSender implements RecordSender {
       // A queueing producer did not send it, as an earlier batch failed: back in the queue, in
       // order, behind that one's re-send; no request was made, so no retry is counted. If the
       // producer is gone, the batch waits for a fresh one.
-      if (isProducerGone(error) && this.lifecycle === 'connected') {
-        this.replacement = 'wanted';
-      }
-      this.goBack(batch);
+      if (isProducerGone(error)) this.producers.want();
+      this.window.goBack(batch);
       this.pump();
       return;
     }
@@ -645,19 +409,14 @@ export class KafkajsSender implements RecordSender {
    */
   private retryOrFail(batch: Batch, error: unknown, retriable: boolean): void {
     const now = Date.now();
-    const delay = Math.min(this.config.retryBackoffMs * 2 ** batch.resends, this.config.retryBackoffMaxMs);
-    if (
-      retriable &&
-      this.lifecycle === 'connected' &&
-      batch.requests <= this.config.retries &&
-      now + delay < batch.createdAt + this.config.deliveryTimeoutMs
-    ) {
+    const delay = backoffMs(this.config, batch.resends);
+    if (retriable && this.producers.connected && mayResend(this.config, batch, now, delay)) {
       batch.resends++;
-      this.stall(batch.dispatchedAt, asError(error).message, now);
-      this.goBack(batch);
+      this.monitor.stall(batch.dispatchedAt, asError(error).message, now);
+      this.window.goBack(batch);
       this.onEvent?.({
         type: 'retry',
-        topics: batch.entries.map((e) => e.topic),
+        topics: topicsOf(batch),
         records: batch.count,
         requests: batch.requests,
         elapsedMs: now - batch.createdAt,
@@ -667,132 +426,13 @@ export class KafkajsSender implements RecordSender {
       this.backoffTimer = setTimeout(this.onBackoffEnd, delay);
       return;
     }
-    batch.state = 'failed';
-    batch.error = this.failedError(batch, error, retriable, now);
+    batch.error = failedError(this.config, batch, error, retriable, !this.producers.connected, now);
     // Whatever the error, the broker may have written part or all of the batch, while kafkajs
     // rolled its sequence numbers back: the next batch must not go out on this producer. A
     // producer that is gone (its thread died) is replaced whatever the settings.
-    if ((this.config.idempotent || isProducerGone(error)) && this.lifecycle === 'connected') this.replacement = 'wanted';
-    this.completeWindowHead();
+    if (this.config.idempotent || isProducerGone(error)) this.producers.want();
+    this.window.failed(batch);
     this.pump();
-  }
-
-  /**
-   * Replaces the producer by a fresh one (a new producer id, sequence numbers from 0), retrying
-   * the connection with back-off for as long as the sender is open; batches that wait past
-   * `delivery.timeout.ms` meanwhile fail. Then sends on.
-   */
-  private async replaceProducer(): Promise<void> {
-    this.replacement = 'running';
-    let attempts = 0;
-    for (;;) {
-      const old = this.producer;
-      this.producer = this.kafka.producer(this.producerOptions);
-      try {
-        await old.disconnect();
-      } catch (e) {
-        this.onAsyncError(asError(e));
-      }
-      if (this.lifecycle !== 'connected') return;
-      attempts++;
-      try {
-        await this.producer.connect();
-        // Closed meanwhile: close()'s disconnect may have run before the connection was made.
-        if (this.lifecycle !== 'connected') await this.disconnectQuietly(this.producer);
-        break;
-      } catch (e) {
-        if (this.lifecycle !== 'connected') return;
-        const now = Date.now();
-        this.stall(now, `could not connect a fresh producer: ${asError(e).message}`, now);
-        this.expireWaiting(now);
-        const delay = Math.min(this.config.retryBackoffMs * 2 ** (attempts - 1), this.config.retryBackoffMaxMs);
-        await new Promise<void>((resolve) => {
-          this.wakeReplacement = resolve;
-          this.backoffTimer = setTimeout(() => {
-            this.backoffTimer = undefined;
-            this.wakeReplacement = undefined;
-            resolve();
-          }, delay);
-        });
-        if (this.lifecycle !== 'connected') return;
-      }
-    }
-    // Closed while connecting: close() disconnects whichever producer is current.
-    if (this.lifecycle !== 'connected') return;
-    this.replacement = 'none';
-    this.onEvent?.({ type: 'producer-replaced', attempts });
-    this.pump();
-  }
-
-  /** Fails the batches, not yet sent, that waited past `delivery.timeout.ms` (while no batch can go out). */
-  private expireWaiting(now: number): void {
-    const deadline = this.config.deliveryTimeoutMs;
-    const open = this.open;
-    if (open !== undefined && now >= open.createdAt + deadline) {
-      this.seal();
-      this.complete(open, this.expiredError(open, now));
-    }
-    const keep: Batch[] = [];
-    for (const batch of this.ready) {
-      if (now >= batch.createdAt + deadline) this.complete(batch, this.expiredError(batch, now));
-      else keep.push(batch);
-    }
-    this.ready = keep;
-  }
-
-  /** Keeps a timer running while records wait, to notice requests that go unanswered. */
-  private watch(): void {
-    if (this.watchTimer !== undefined || this.lifecycle === 'closed') return;
-    this.watchTimer = setTimeout(this.onWatch, WATCH_INTERVAL_MS);
-    this.watchTimer.unref?.();
-  }
-
-  private readonly onWatch = (): void => {
-    this.watchTimer = undefined;
-    if (this.lifecycle === 'closed') return;
-    if (this.pending === 0) {
-      if (this.stalled !== undefined) this.unstall();
-      return;
-    }
-    const now = Date.now();
-    const stalled = this.stalled;
-    if (stalled === undefined) {
-      const head = this.window[0];
-      if (head !== undefined && now - head.dispatchedAt >= this.config.requestTimeoutMs) {
-        this.stall(head.dispatchedAt, `no answer from Kafka within request.timeout.ms=${this.config.requestTimeoutMs}`, now);
-      }
-    } else if (now - stalled.reportedAt >= STALL_REPORT_INTERVAL_MS) {
-      stalled.reportedAt = now;
-      this.reportStall({ since: stalled.since, durationMs: now - stalled.since, reason: stalled.reason });
-    }
-    this.watch();
-  };
-
-  /** Notes that records are not being acknowledged; reports it the first time. */
-  private stall(since: number, reason: string, now: number): void {
-    const stalled = this.stalled;
-    if (stalled !== undefined) {
-      stalled.reason = reason;
-      return;
-    }
-    this.stalled = { since, reason, reportedAt: now };
-    this.reportStall({ since, durationMs: now - since, reason });
-    this.watch();
-  }
-
-  private unstall(): void {
-    this.stalled = undefined;
-    this.reportStall(undefined);
-  }
-
-  private reportStall(stall: SenderStall | undefined): void {
-    for (const listener of this.stallListeners) {
-      try {
-        listener(stall);
-      } catch (e) {
-        this.onAsyncError(asError(e));
-      }
-    }
   }
 
   private readonly onBackoffEnd = (): void => {
@@ -801,72 +441,30 @@ export class KafkajsSender implements RecordSender {
   };
 
   /**
-   * Puts `batch` and every batch dispatched after it back at the front of the queue, in order,
-   * and holds dispatching until the calls still outstanding have settled: re-sending the failed
-   * batch alone could let a later one overtake it.
+   * Replaces the producer by a fresh one, retrying the connection for as long as the sender is
+   * open; batches that wait past `delivery.timeout.ms` meanwhile fail. Then sends on.
    */
-  private goBack(batch: Batch): void {
-    const at = this.window.indexOf(batch);
-    const again = this.window.splice(at);
-    const requeue: Batch[] = [];
-    for (const b of again) {
-      if (b.state === 'failed') {
-        this.complete(b, b.error);
-      } else {
-        b.state = 'queued';
-        b.offsets = undefined;
-        requeue.push(b);
-      }
-    }
-    this.ready.unshift(...requeue);
-    this.settling = true;
+  private async replaceProducer(): Promise<void> {
+    const attempts = await this.producers.replace((error) => {
+      const now = Date.now();
+      this.monitor.stall(now, `could not connect a fresh producer: ${error.message}`, now);
+      this.expireWaiting(now);
+    });
+    if (attempts === undefined) return;
+    this.onEvent?.({ type: 'producer-replaced', attempts });
+    this.pump();
   }
 
-  /** Completes dispatched batches from the oldest while they are settled, keeping ack order. */
-  private completeWindowHead(): void {
-    while (this.window.length > 0) {
-      const head = this.window[0] as Batch;
-      if (head.state === 'acked') {
-        if (this.config.maxInFlight > 1 && this.overtaken(head)) {
-          this.onEvent?.({ type: 'reordered', topics: head.entries.map((e) => e.topic), records: head.count });
-          this.goBack(head);
-          return;
-        }
-        this.complete(head, undefined);
-      } else if (head.state === 'failed') {
-        this.complete(head, head.error);
-      } else {
-        return;
-      }
-      this.window.shift();
+  /** Fails the batches, not yet sent, that waited past `delivery.timeout.ms` (while no batch can go out). */
+  private expireWaiting(now: number): void {
+    const open = this.accumulator.current;
+    if (open !== undefined && isExpired(this.config, open, now)) {
+      this.accumulator.take();
+      this.complete(open, expiredError(this.config, open, now));
     }
-  }
-
-  /**
-   * True when an earlier batch that was in flight at the same time as `batch` landed after it
-   * in one of its partitions (a smaller or equal base offset than that batch's). kafkajs does
-   * not keep concurrent `sendBatch` calls in call order: each awaits metadata and connection
-   * steps before it writes its request. Otherwise records the batch's base offsets.
-   */
-  private overtaken(batch: Batch): boolean {
-    const offsets = batch.offsets ?? new Map<string, TopicOffsets>();
-    for (const [topic, { next }] of offsets) {
-      for (let p = 0; p < next.length; p++) {
-        const base = next[p] as number;
-        const before = this.lastBase.get(`${topic}\0${p}`);
-        // Only a batch acknowledged after this one was dispatched can have overtaken it; an
-        // inversion against an older one means the partition was truncated or recreated.
-        if (before !== undefined && before.at > batch.dispatchedAfter && base >= 0 && base <= before.base) return true;
-      }
+    for (const batch of this.window.takeExpired((b) => isExpired(this.config, b, now))) {
+      this.complete(batch, expiredError(this.config, batch, now));
     }
-    this.completions++;
-    for (const [topic, { next }] of offsets) {
-      for (let p = 0; p < next.length; p++) {
-        const base = next[p] as number;
-        if (base >= 0) this.lastBase.set(`${topic}\0${p}`, { base, at: this.completions });
-      }
-    }
-    return false;
   }
 
   /** Runs every callback of `batch` once: with metadata, or with `error`. */
@@ -874,117 +472,15 @@ export class KafkajsSender implements RecordSender {
     if (batch.state === 'done') return;
     batch.state = 'done';
     if (error !== undefined) {
-      this.onEvent?.({ type: 'failed', topics: batch.entries.map((e) => e.topic), records: batch.count, error });
+      this.onEvent?.({ type: 'failed', topics: topicsOf(batch), records: batch.count, error });
     }
-    const offsets = error === undefined ? batch.offsets : undefined;
-    for (const entry of batch.entries) {
-      const { topic, messages, callbacks } = entry;
-      const topicOffsets = offsets?.get(topic);
-      const next = topicOffsets?.next ?? [];
-      const appendTimes = topicOffsets?.logAppendTime ?? [];
-      const n = callbacks.length;
-      let i = 0;
-      // One try per batch, re-entered only when a callback throws, so that a throwing callback
-      // neither skips the others nor puts a try on the per-record path.
-      while (i < n) {
-        try {
-          for (; i < n; i++) {
-            const onDone = callbacks[i] as SendCallback;
-            if (error !== undefined) {
-              onDone(error, undefined);
-              continue;
-            }
-            const message = messages[i] as OutMessage;
-            const partition = message.partition ?? -1;
-            let offset = -1;
-            let timestamp = message.timestamp;
-            if (partition >= 0 && partition < next.length) {
-              const o = next[partition] as number;
-              if (o >= 0) {
-                offset = o;
-                next[partition] = o + 1;
-              }
-              const appended = appendTimes[partition] as number;
-              if (appended >= 0) timestamp = appended;
-            }
-            const metadata: RecordMetadata = { topic, partition, offset, timestamp };
-            onDone(undefined, metadata);
-          }
-        } catch (e) {
-          i++;
-          this.onAsyncError(asError(e));
-        }
-      }
-    }
+    callBack(batch, error, this.onAsyncError);
     this.completed += batch.count;
     batch.offsets = undefined;
-    this.resolveFlushes();
-  }
-
-  private resolveFlushes(): void {
     const waiters = this.flushWaiters;
     while (waiters.length > 0 && (waiters[0] as { target: number }).target <= this.completed) {
       (waiters.shift() as { resolve: () => void }).resolve();
     }
-  }
-
-  private failedError(batch: Batch, cause: unknown, retriable: boolean, now: number): TributaryError {
-    const what = `${batch.count} record(s) for ${topicList(batch)}`;
-    const detail = asError(cause).message;
-    if (!retriable && !isKafkajsError(cause)) {
-      // Not Kafka's answer: the producer itself failed (its thread died, a value it cannot encode).
-      return new TributaryError('SEND_FAILED', `Could not write ${what}: the producer failed: ${detail} (not retried).`, {
-        cause,
-      });
-    }
-    if (!retriable) {
-      return new TributaryError(
-        'SEND_FAILED',
-        `Kafka refused ${what}: ${detail} (not a transient error, so not retried). ` +
-          'Check that the topic exists or may be auto-created, that this client may write to it, ' +
-          `and that no record exceeds the topic's max.message.bytes (batch.size is ${this.config.batchSizeBytes} bytes).`,
-        { cause },
-      );
-    }
-    const why =
-      this.lifecycle !== 'connected'
-        ? 'the producer was closed'
-        : batch.requests > this.config.retries
-          ? `retries=${this.config.retries} is used up`
-          : `delivery.timeout.ms=${this.config.deliveryTimeoutMs} would pass before the next attempt`;
-    return new TributaryError(
-      'SEND_FAILED',
-      `Could not write ${what}: gave up after ${now - batch.createdAt} ms and ${batch.requests} request(s) because ${why}; ` +
-        `last error: ${detail}. Check that the brokers in bootstrap.servers are up and reachable from this worker ` +
-        'and that every partition has a leader (and enough in-sync replicas for acks=all); raise delivery.timeout.ms, ' +
-        'or leave it unset to retry until the brokers answer, to ride out longer outages.',
-      { cause },
-    );
-  }
-
-  private expiredError(batch: Batch, now: number): TributaryError {
-    if (batch.attempt > batch.unsent) {
-      return new TributaryError(
-        'SEND_FAILED',
-        `Could not write ${batch.count} record(s) for ${topicList(batch)}: delivery.timeout.ms=${this.config.deliveryTimeoutMs} ` +
-          `passed before they could be sent again (after ${now - batch.createdAt} ms and ${batch.requests} request(s)); ` +
-          'they may or may not have been written. Check that the brokers in bootstrap.servers are up and reachable from this worker.',
-      );
-    }
-    return new TributaryError(
-      'SEND_FAILED',
-      `Could not write ${batch.count} record(s) for ${topicList(batch)}: not sent within delivery.timeout.ms=` +
-        `${this.config.deliveryTimeoutMs} (waited ${now - batch.createdAt} ms behind earlier batches being retried). ` +
-        'Check that the brokers in bootstrap.servers are up and reachable from this worker.',
-    );
-  }
-
-  private closedError(batch: Batch): TributaryError {
-    return new TributaryError(
-      'SEND_FAILED',
-      `The Kafka producer was closed before ${batch.count} record(s) for ${topicList(batch)} were acknowledged; ` +
-        'they may or may not have been written. Call flush() before close() to wait for them.',
-    );
   }
 }
 
@@ -1011,74 +507,4 @@ export async function createKafkajsSender(
   const sender = new KafkajsSender({ ...options, kafka });
   await sender.connect();
   return sender;
-}
-
-function newBatch(createdAt: number): Batch {
-  return {
-    createdAt,
-    entries: [],
-    last: undefined,
-    count: 0,
-    bytes: 0,
-    due: false,
-    state: 'open',
-    attempt: 0,
-    unsent: 0,
-    requests: 0,
-    resends: 0,
-    dispatchedAfter: 0,
-    dispatchedAt: 0,
-    offsets: undefined,
-    error: undefined,
-  };
-}
-
-/**
- * Moves the records the response has no offset for out of `batch` into a new batch with the
- * same deadline and retry counts, keeping their order.
- */
-function splitOff(batch: Batch, offsets: Map<string, TopicOffsets>): Batch {
-  const rest = newBatch(batch.createdAt);
-  // Sent as part of the batch (kafkajs may have sent them before a retry left them out).
-  rest.attempt = batch.attempt;
-  rest.unsent = batch.unsent;
-  rest.requests = batch.requests;
-  rest.resends = batch.resends;
-  // Went out with the batch: a stall report of it counts from then (it said "since 1970").
-  rest.dispatchedAt = batch.dispatchedAt;
-  rest.dispatchedAfter = batch.dispatchedAfter;
-  const kept: TopicEntry[] = [];
-  for (const { topic, messages, callbacks } of batch.entries) {
-    const next = offsets.get(topic)?.next ?? [];
-    const keep: TopicEntry = { topic, messages: [], callbacks: [] };
-    const move: TopicEntry = { topic, messages: [], callbacks: [] };
-    for (let i = 0; i < messages.length; i++) {
-      const m = messages[i] as OutMessage;
-      const p = m.partition;
-      const target = p !== undefined && p < next.length && (next[p] as number) >= 0 ? keep : move;
-      target.messages.push(m);
-      target.callbacks.push(callbacks[i] as SendCallback);
-    }
-    if (keep.messages.length > 0) kept.push(keep);
-    if (move.messages.length > 0) {
-      rest.entries.push(move);
-      rest.count += move.messages.length;
-    }
-  }
-  batch.entries.length = 0;
-  batch.entries.push(...kept);
-  batch.count -= rest.count;
-  return rest;
-}
-
-function topicList(batch: Batch): string {
-  const topics = batch.entries.map((e) => `'${e.topic}'`);
-  if (topics.length === 1) return `topic ${topics[0]}`;
-  const shown = topics.slice(0, TOPICS_IN_MESSAGES).join(', ');
-  const more = topics.length - TOPICS_IN_MESSAGES;
-  return `topics ${shown}${more > 0 ? ` and ${more} more` : ''}`;
-}
-
-function asError(e: unknown): Error {
-  return e instanceof Error ? e : new Error(String(e));
 }
