@@ -6,7 +6,8 @@
 
 export { JsonLinesSender, type JsonLinesTarget } from '../embedded/json-lines-sender.js';
 export { type ConnectorView, METRICS, type MetricDefinition, type TaskView } from '../metrics/metric-table.js';
-export { type MetricsListener, MetricsServer, resolveMetricsListener } from '../metrics/metrics-server.js';
+export { type MetricsListener, resolveMetricsListener } from '../metrics/metrics-listener.js';
+export { MetricsServer } from '../metrics/metrics-server.js';
 export {
   type MetricsSettings,
   metricsConfig,
