@@ -8,7 +8,7 @@ export default defineConfig({
     // Examples import 'tributary-connect' as an author would; in this repo that is the source.
     alias: [
       { find: /^tributary-connect\/testing$/, replacement: src('testing/index.ts') },
-      { find: /^tributary-connect\/runtime$/, replacement: src('runtime/index.ts') },
+      { find: /^tributary-connect\/runtime$/, replacement: src('runtime-entry.ts') },
       { find: /^tributary-connect$/, replacement: src('index.ts') },
     ],
   },
