@@ -12,7 +12,7 @@ const common: Options = {
 export default defineConfig([
   {
     ...common,
-    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'runtime/index': 'src/runtime/index.ts' },
+    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'runtime/index': 'src/runtime-entry.ts' },
     format: ['esm'],
     clean: true,
   },
@@ -20,7 +20,7 @@ export default defineConfig([
     ...common,
     // CommonJS: the same entries, but tributary/testing without the vitest contract suite
     // (it loads vitest with a top-level await, which CommonJS cannot do).
-    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/core.ts', 'runtime/index': 'src/runtime/index.ts' },
+    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/core.ts', 'runtime/index': 'src/runtime-entry.ts' },
     format: ['cjs'],
     // `import.meta.url` (the REST API finds its package.json by it) has no meaning in
     // CommonJS: tsup's shim gives it the file's URL, so require('tributary-connect/runtime') loads.

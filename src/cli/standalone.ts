@@ -8,7 +8,8 @@ import { installKafkajsRejectionGuard } from '../kafka/install-kafkajs-rejection
 import { type KafkajsSecurityOptions, kafkajsSecurityOptions } from '../kafka/kafka-client-security.js';
 import { Kafka, logLevel } from '../kafka/kafkajs-fixes.js';
 import { MetricsHistory } from '../metrics/metrics-history.js';
-import { METRICS_TLS_PREFIXES, MetricsServer } from '../metrics/metrics-server.js';
+import { METRICS_TLS_PREFIXES } from '../metrics/metrics-listener.js';
+import { MetricsServer } from '../metrics/metrics-server.js';
 import { resolveMetricsSettings, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { HTTPS_PREFIX, listenerTlsPrefix, resolveRestOptions } from '../rest/rest-options.js';
 import { RestServer } from '../rest/rest-server.js';

@@ -1,5 +1,5 @@
 import { ConfigError } from '../api/errors.js';
-import { METRICS_HTTPS_PREFIX } from '../metrics/metrics-server.js';
+import { METRICS_HTTPS_PREFIX } from '../metrics/metrics-listener.js';
 import { metricsConfig } from '../metrics/worker-metrics.js';
 import { restConfig } from '../rest/rest-options.js';
 import { checkKeys, KAFKA_CONNECT_WORKER_KEYS, type KnownKeys, mergeKnownKeys } from '../runtime/config-keys.js';

@@ -12,7 +12,7 @@ import type { TaskListener } from '../runtime/task-runner.js';
 import { timerProblems } from '../runtime/task-settings.js';
 import type { TaskFreshness, Worker } from '../runtime/worker.js';
 import { CERTIFICATE_EXPIRY_METRIC, type ConnectorView, METRICS, type TaskView } from './metric-table.js';
-import { type MetricsListener, resolveMetricsListener } from './metrics-server.js';
+import { type MetricsListener, resolveMetricsListener } from './metrics-listener.js';
 
 /** The worker config keys of metrics, with their defaults. */
 export const metricsConfig = defineConfig({

@@ -1,81 +1,17 @@
-import type { ConfigDef } from '../api/config-def.js';
-import type { SourceConnectorClass } from '../api/source-connector.js';
-import type { OffsetUpdate, SourceRecord } from '../api/source-record.js';
-import type { SourceTask } from '../api/source-task.js';
-import { type SourceTaskCheck, sourceTaskChecks } from './source-task-checks.js';
-import type { Duration } from './virtual-clock.js';
+import { sourceTaskChecks } from './source-task-checks.js';
+import type { SourceTaskContractOptions, SourceTaskUnderTest } from './source-task-contract.js';
 import { vitestApi } from './vitest-api.js';
 
-export { SOURCE_TASK_CHECKS, type SourceTaskCheck } from './source-task-checks.js';
+export {
+  SOURCE_TASK_CHECKS,
+  type SourceTaskCheck,
+  type SourceTaskConfigContract,
+  type SourceTaskContractOptions,
+  type SourceTaskUnderTest,
+} from './source-task-contract.js';
 
 /** Real-time limit of one generated test; the checks themselves run in virtual time. */
 const TEST_TIMEOUT_MS = 30_000;
-
-/**
- * The task {@link describeSourceTask} checks: its class, or a function that makes a new
- * instance (to hand it a fake of the outside system, for instance), called for every run.
- */
-export type SourceTaskUnderTest<P, O, C> = (new () => SourceTask<P, O, C>) | (() => SourceTask<P, O, C>);
-
-/** What the `config` check of {@link describeSourceTask} parses. */
-export interface SourceTaskConfigContract {
-  /**
-   * The connector whose `config` definition is checked. With it the suite also checks that the
-   * connector names the task class and splits a valid config into JSON task configs, and it
-   * can derive the task config of every run from `valid`.
-   */
-  readonly connector?: SourceConnectorClass;
-  /** A config definition to check instead of a connector's. */
-  readonly definition?: ConfigDef<unknown>;
-  /** A connector config that must decode, as a connector file gives it (strings are fine). */
-  readonly valid: Readonly<Record<string, unknown>>;
-  /** A connector config that must not decode; every problem must name its key. */
-  readonly invalid: Readonly<Record<string, unknown>>;
-  /** Keys the problems of `invalid` must include. Default: at least one problem. */
-  readonly invalidKeys?: readonly string[];
-}
-
-/** Options of {@link describeSourceTask}. Durations are virtual time. */
-export interface SourceTaskContractOptions<P, O, C> {
-  /** Name of the generated `describe` block. Default: `<TaskClass> follows the source task contract`. */
-  readonly name?: string;
-  /**
-   * The task config every run starts with, as the connector's `taskConfigs` gives it. A
-   * function is called for each run (e.g. to write fresh fixture files). Default: the first task
-   * config the `config.connector` makes of `config.valid`. Each run gets it after a JSON round
-   * trip, as the worker stores task configs (distributed mode's config topic).
-   */
-  readonly taskConfig?: C | (() => C | Promise<C>);
-  /** The config check's input; required unless `skip.config` says why not. */
-  readonly config?: SourceTaskConfigContract;
-  /** Runtime-owned connector configs for every run (converters, ...). The checks set the heartbeat ones. */
-  readonly connectorConfig?: Readonly<Record<string, unknown>>;
-  /** Worker configs for every run (`task.shutdown.graceful.timeout.ms`, ...). */
-  readonly workerConfig?: Readonly<Record<string, unknown>>;
-  /** How long each run lasts in virtual time. Default `'10s'`. The task config should make it produce a few records, not millions. */
-  readonly runFor?: Duration;
-  /**
-   * What tells two records of one source partition apart, in the order the task emits them:
-   * the restart checks compare records by it. Default: the record's source offset as canonical
-   * JSON, which suits tasks whose offset moves with every record.
-   */
-  readonly sequence?: (record: SourceRecord<P, O>) => string | number | bigint;
-  /** Records the restart checks let Kafka acknowledge per source partition before holding the rest back. Default 2. */
-  readonly ackedBeforeRestart?: number;
-  /** Partitions and offsets for the `offsets` and `farFutureOffset` checks. Default: those of the records a first run produces. */
-  readonly samples?: ReadonlyArray<OffsetUpdate<P, O>>;
-  /** An offset beyond anything the source has, for a partition: starting there must yield nothing. Required unless skipped. */
-  readonly farFutureOffset?: (partition: P) => O;
-  /** `heartbeat.interval.ms` of the heartbeat check, unless `connectorConfig` sets one. Default 1000. */
-  readonly heartbeatIntervalMs?: number;
-  /**
-   * Checks not to run, each with the reason why this task need not pass it, e.g.
-   * `{ heartbeats: 'this source has no idle state' }`. An empty reason is an error. The
-   * heartbeat check is skipped on its own for a task that does not override
-   * `produceHeartbeatRecords()`.
-   */
-  readonly skip?: { readonly [K in SourceTaskCheck]?: string };
-}
 
 /**
  * Generates, in one call, the vitest tests every source task should pass, run on the

@@ -86,7 +86,8 @@ export async function committedDatagenSeqs(kafka: Kafka, topic: string, connecto
  * Reads `topic` from the beginning until at least `expectedCount` records are there and
  * everything up to the end offsets at that moment is read (so duplicates present by then are
  * returned too). Records are ordered by partition, then offset. Rejects after `timeoutMs`
- * saying how many records it got.
+ * saying how many records it got from each partition, why the read stopped, and the topic's end
+ * offsets then (records missing from the topic or missed by the reader are told apart).
  */
 export async function readWholeTopic(
   kafka: Kafka,
@@ -97,6 +98,8 @@ export async function readWholeTopic(
   const records: TopicRecord[] = [];
   const reader = new TopicReader({ kafka, topic, groupIdPrefix: 'tributary-test-consume', onRecord: (r) => records.push(r) });
   const deadline = Date.now() + timeoutMs;
+  // Why the last read to the end did not get there (a timeout catching up, a broker error): kept for the failure message.
+  let readError: string | undefined;
   try {
     await reader.start();
     for (;;) {
@@ -104,7 +107,9 @@ export async function readWholeTopic(
       if (left <= 0) break;
       try {
         await reader.readToEnd(left);
-      } catch {
+        readError = undefined;
+      } catch (e) {
+        readError = e instanceof Error ? e.message : String(e);
         break;
       }
       if (records.length >= expectedCount) {
@@ -112,9 +117,39 @@ export async function readWholeTopic(
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`readWholeTopic('${topic}'): got ${records.length} of ${expectedCount} records within ${timeoutMs} ms`);
+    throw new Error(
+      `readWholeTopic('${topic}'): got ${records.length} of ${expectedCount} records within ${timeoutMs} ms (${perPartition(records)}; ${readError ?? 'read up to the end offsets, which hold no more'}; end offsets: ${await endOffsets(kafka, topic)})`,
+    );
   } finally {
     await reader.stop();
+  }
+}
+
+/** `partition 0: 2 records, partition 1: 0 records`-like, of the partitions records came from. */
+function perPartition(records: readonly TopicRecord[]): string {
+  const counts = new Map<number, number>();
+  for (const r of records) counts.set(r.partition, (counts.get(r.partition) ?? 0) + 1);
+  if (counts.size === 0) return 'no records read';
+  return [...counts]
+    .sort(([a], [b]) => a - b)
+    .map(([p, n]) => `partition ${p}: ${n} read`)
+    .join(', ');
+}
+
+/** The topic's end offsets as the broker gives them now (`0: 2, 1: 0`), or why they could not be had. */
+async function endOffsets(kafka: Kafka, topic: string): Promise<string> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets
+      .sort((a, b) => a.partition - b.partition)
+      .map((o) => `${o.partition}: ${o.high}`)
+      .join(', ');
+  } catch (e) {
+    return `not fetched (${e instanceof Error ? e.message : String(e)})`;
+  } finally {
+    await admin.disconnect().catch(() => {});
   }
 }
 

@@ -127,7 +127,11 @@ describeKafka('secure connections to a real broker (TLS, SASL, mutual TLS)', () 
           ]),
         );
         try {
-          const records = await consumeAll(topic, 4, 30_000, testKafka(broker().bootstrapServers));
+          const records = await consumeAll(topic, 4, 30_000, testKafka(broker().bootstrapServers)).catch((e: Error) => {
+            // A task that failed sending says why in its trace: the read alone cannot tell.
+            const task = worker.connectorStatus('secure').tasks[0];
+            throw new Error(`${e.message}; the task is ${task?.state}${task?.trace ? `: ${task.trace}` : ''}`, { cause: e });
+          });
           expect(records.map((r) => JSON.parse(String(r.value)).i).sort()).toEqual([0, 1, 2, 3]);
           expect(worker.connectorStatus('secure').tasks[0]?.state).toBe('RUNNING');
         } finally {

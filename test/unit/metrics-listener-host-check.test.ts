@@ -6,7 +6,8 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/api/clock.js';
-import { MetricsServer, resolveMetricsListener } from '../../src/metrics/metrics-server.js';
+import { resolveMetricsListener } from '../../src/metrics/metrics-listener.js';
+import { MetricsServer } from '../../src/metrics/metrics-server.js';
 import { WorkerMetrics } from '../../src/metrics/worker-metrics.js';
 
 let server: MetricsServer | undefined;

@@ -10,8 +10,8 @@ import {
   SourceTask,
 } from 'tributary-connect';
 import { describe, expect, it } from 'vitest';
-import type { SourceTaskContractOptions } from '../../src/testing/describe-source-task.js';
 import { type SourceTaskCheck, sourceTaskChecks } from '../../src/testing/source-task-checks.js';
+import type { SourceTaskContractOptions } from '../../src/testing/source-task-contract.js';
 import { type CounterConfig, type CounterOffset, type CounterPartition, CounterTask } from '../helpers/counter-task.js';
 
 type Options = SourceTaskContractOptions<CounterPartition, CounterOffset, CounterConfig>;
