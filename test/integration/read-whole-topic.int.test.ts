@@ -22,9 +22,11 @@ describeKafka('readWholeTopic, the tests’ reader of a whole topic', () => {
         await producer.disconnect();
       }
       // Half of what a test expects, all in partition 0: as a sender that lost partition 1's records.
-      await expect(readWholeTopic(kafka, topic, 4, 8_000)).rejects.toThrow(
+      // Why the read stopped depends on whether its last read to the end was still waiting at the
+      // deadline (a loaded machine) or had reached the end offsets: either reason is named.
+      await expect(readWholeTopic(kafka, topic, 4, 12_000)).rejects.toThrow(
         new RegExp(
-          `^readWholeTopic\\('${topic}'\\): got 2 of 4 records within 8000 ms \\(partition 0: 2 read; read up to the end offsets, which hold no more; end offsets: 0: 2, 1: 0\\)$`,
+          `^readWholeTopic\\('${topic}'\\): got 2 of 4 records within 12000 ms \\(partition 0: 2 read; (read up to the end offsets, which hold no more|Timed out after \\d+ ms reading topic .*); end offsets: 0: 2, 1: 0\\)$`,
         ),
       );
     });
