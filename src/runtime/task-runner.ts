@@ -13,7 +13,7 @@ import {
 } from 'rxjs';
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
-import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
+import { isTributaryError, OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import { notStoredAsGiven } from '../api/offset-codec.js';
 import { isRetriableError } from '../api/retriable-error.js';
@@ -267,6 +267,13 @@ export class TaskRunner<P, O, C> {
   private readonly txRequests = new WeakMap<object, 'commit' | 'abort'>();
   private roundRequest: 'commit' | 'abort' | undefined;
   private inRound = false;
+  /** transaction.boundary=connector: whether the in-flight bound holding up polling was logged, since the last transaction ended. */
+  private boundWarned = false;
+  /**
+   * Set once the task's stop() is called (or the runner aborted): a transaction or send that
+   * completes later calls neither commitRecord() nor commit() on the stopped task.
+   */
+  private taskStopCalled = false;
   /** The sender's last stall report, while Kafka does not acknowledge records. */
   private stall: SenderStall | undefined;
   /** The stall duration last logged. */
@@ -347,12 +354,45 @@ export class TaskRunner<P, O, C> {
    */
   get warning(): string | undefined {
     const stall = this.stall;
-    if (stall === undefined) return undefined;
+    if (stall === undefined) return this.boundaryWanted() ? this.boundaryWarning() : undefined;
     return (
       `Kafka has not acknowledged records of task ${this.id} for ${Math.round(stall.durationMs / 1000)} s ` +
       `(since ${new Date(stall.since).toISOString()}): ${stall.reason}. The records are kept and sent again in order; ` +
       `polling pauses while ${this.maxInFlight} records are unacknowledged. ` +
       'Check that the brokers in bootstrap.servers are up and reachable from this worker.'
+    );
+  }
+
+  /**
+   * transaction.boundary=connector: true while polling is held up at the in-flight bound by an
+   * open transaction that only the task can end. Records are held until their transaction
+   * commits, so the bound keeps memory bounded; the task must commit (or abort) in time.
+   */
+  private boundaryWanted(): boolean {
+    return (
+      this.txSettings?.boundary === 'connector' &&
+      this.status.state === 'RUNNING' &&
+      !this.stopping &&
+      this.submitted.inFlight >= this.maxInFlight
+    );
+  }
+
+  private boundaryWarning(): string {
+    return (
+      `Task ${this.id} has ${this.submitted.inFlight} records in its open transaction, at task.max.in.flight.records (${this.maxInFlight}): ` +
+      'polling is paused until the task ends the transaction. With transaction.boundary=connector the task must call ' +
+      'context.transactionContext.commitTransaction() (or abortTransaction()) at least every ' +
+      `${this.maxInFlight} records; else raise task.max.in.flight.records, or use transaction.boundary=poll or interval.`
+    );
+  }
+
+  /** Says once per open transaction, at WARN, that polling waits for the task to end it (see {@link boundaryWanted}). */
+  private noteBoundaryWanted(): void {
+    if (this.boundWarned || !this.boundaryWanted()) return;
+    this.boundWarned = true;
+    this.log.warn(
+      { event: 'transaction.bound.reached', inFlight: this.submitted.inFlight, maxInFlight: this.maxInFlight },
+      this.boundaryWarning(),
     );
   }
 
@@ -500,6 +540,7 @@ export class TaskRunner<P, O, C> {
    */
   abort(): void {
     this.stopping = true;
+    this.taskStopCalled = true;
     this.cancelRetryDelay?.();
     this.shutdown ??= Promise.resolve();
     this.unsubscribe(this.heartbeatTimer, 'heartbeat');
@@ -556,6 +597,7 @@ export class TaskRunner<P, O, C> {
   private async pollLoop(): Promise<void> {
     while (!this.stopping) {
       if (this.status.state !== 'RUNNING' || this.submitted.inFlight >= this.maxInFlight) {
+        this.noteBoundaryWanted();
         await new Promise<void>((resolve) => {
           this.wakeLoop = resolve;
         });
@@ -1117,7 +1159,8 @@ export class TaskRunner<P, O, C> {
     }
     this.submitted.ack(handle);
     if (out !== undefined) {
-      if (this.keepsRecords) {
+      // A task already stopped gets no more calls (its resources may be gone).
+      if (this.keepsRecords && !this.taskStopCalled) {
         try {
           this.task.commitRecord(out.source as SourceRecord<P, O>, metadata);
         } catch (e) {
@@ -1555,6 +1598,8 @@ export class TaskRunner<P, O, C> {
 
   /** Runs the task's commit() with what the flush made durable; bounded, so a hung hook cannot stop later flushes. */
   private async commitHook(committed: Iterable<Committable<JsonObject, JsonObject>>): Promise<void> {
+    // A transaction that committed after the task's stop() was called: the task hears nothing more.
+    if (this.taskStopCalled) return;
     try {
       const outcome = await withTimeout(
         this.clock,
@@ -1654,6 +1699,7 @@ export class TaskRunner<P, O, C> {
 
   /** Calls the task's stop() once, bounded by the grace period; never rejects. */
   private async stopTask(timeout: number): Promise<void> {
+    this.taskStopCalled = true;
     const stopped = await withTimeout(
       this.clock,
       Promise.resolve().then(() => this.task.stop()),
@@ -1689,8 +1735,25 @@ export class TaskRunner<P, O, C> {
     if (request !== undefined) await this.endTransaction(request);
   }
 
+  /** Ends the open transaction as the task asked (TransactionContext). */
   private endTransaction(kind: 'commit' | 'abort'): Promise<boolean> {
-    return kind === 'commit' ? this.commitTransaction() : this.abortTransaction();
+    return kind === 'commit' ? this.commitTransaction() : this.abortRequested();
+  }
+
+  /**
+   * An abort the task asked for: its records are dropped, but their offsets are committed (in a
+   * transaction of their own, right after), as Kafka Connect's ExactlyOnceWorkerSourceTask does
+   * ("we still want to commit offsets so that the task doesn't see the same records all over
+   * again"): the next run resumes after them.
+   */
+  private abortRequested(): Promise<boolean> {
+    const offsets = this.txOffsets;
+    const aborted = this.abortTransaction();
+    if (offsets.size === 0 || this.status.state === 'FAILED') return aborted;
+    // Records handed over after the abort point (later in the same round) commit later offsets.
+    for (const [key, entry] of this.txOffsets) offsets.set(key, entry);
+    this.txOffsets = offsets;
+    return this.commitTransaction();
   }
 
   /**
@@ -1710,7 +1773,8 @@ export class TaskRunner<P, O, C> {
     // and not yet written, and KIP-910 updates (asked at most every offset.flush.interval.ms).
     const askUpdates =
       this.task.updateOffsets !== undefined && (records > 0 || now - this.txOffsetsOnlyAt >= this.settings.flushIntervalMs);
-    if (records === 0 && !askUpdates) return this.txChain;
+    this.boundWarned = false;
+    if (records === 0 && offsets.size === 0 && !askUpdates) return this.txChain;
     if (records === 0) this.txOffsetsOnlyAt = now;
     const previous = this.txChain;
     let written: Map<string, Committable<JsonObject, JsonObject>> = new Map();
@@ -1743,7 +1807,7 @@ export class TaskRunner<P, O, C> {
         return true;
       },
       (e: unknown) => {
-        const error = toTributaryError(e, 'TRANSACTION_FAILED', `The transaction of task ${this.id} failed`);
+        const error = transactionFailure(e, this.id, records, written.size);
         // The records were called back with the error, which fails the task; with none, fail it here.
         this.fail(error);
         if (this.stopping && this.finalFlushFailure === undefined) this.finalFlushFailure = error;
@@ -1760,6 +1824,7 @@ export class TaskRunner<P, O, C> {
     const records = this.txRecords;
     this.txOffsets = new Map();
     this.txRecords = 0;
+    this.boundWarned = false;
     if (records === 0) return this.txChain;
     this.discarding = true;
     let done: Promise<void>;
@@ -1921,6 +1986,29 @@ function headerMap(headers: readonly RecordHeader[]): Record<string, Buffer | st
     }
   }
   return out;
+}
+
+/**
+ * The error of a transaction that did not commit, saying what is known. The sender rejects both
+ * when the commit failed and when its outcome is unknown (the EndTxn request timed out, the
+ * connection dropped): the transaction may then still commit, or be aborted by the broker, and
+ * only a read of the offsets by the restarted task tells. A fenced producer (TRANSACTION_FENCED)
+ * keeps its own error: the newer producer aborted what this one left open.
+ */
+function transactionFailure(e: unknown, id: string, records: number, offsets: number): TributaryError {
+  if (isTributaryError(e) && e.code !== 'TRANSACTION_FAILED') return e;
+  // The sender's own wording may claim an abort it cannot know: say what it was told instead.
+  let detail: unknown = e;
+  while (isTributaryError(detail) && detail.cause !== undefined) detail = detail.cause;
+  const text = detail instanceof Error ? detail.message : safeJson(detail);
+  return new TributaryError(
+    'TRANSACTION_FAILED',
+    `The transaction of task ${id} (${records} record(s), ${offsets} offset(s)) was not confirmed as committed: ` +
+      'it failed, or its outcome is unknown (it may yet commit, or be aborted by the broker). Its records are not visible to ' +
+      'read_committed consumers unless it committed; the task fails, and its restart fences this producer and resumes from ' +
+      `the offsets a read_committed read finds, so nothing is lost or written twice: ${text}`,
+    { cause: e },
+  );
 }
 
 function safeJson(v: unknown): string {
