@@ -22,15 +22,16 @@ import {
   hasDefaultCommitRecord,
   hasDefaultHeartbeats,
   type OffsetReader,
-  type SourceLag,
   type SourceTask,
   type SourceTaskContext,
 } from '../api/source-task.js';
 import type { TransactionContext } from '../api/transaction-context.js';
-import type { RecordHeader, TransformRecord } from '../api/transformation.js';
-import { connectValueText } from '../transforms/java-compat.js';
+import type { TransformRecord } from '../api/transformation.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { TransactionSettings } from './exactly-once-settings.js';
+import { checkTimestampAndHeaders, invalidRecord, safeJson, sameFlatObject, TopicCheck } from './pipeline/record-checks.js';
+import { guardListener, type TaskErrorCounts, type TaskListener } from './pipeline/task-listener.js';
+import { headerMap, toTransformRecord } from './pipeline/transform-records.js';
 import {
   isTransactionalSender,
   type JsonObject,
@@ -40,93 +41,12 @@ import {
   type RecordMetadata,
   type RecordSender,
   type SenderStall,
-  setHeader,
   type TransactionalRecordSender,
 } from './ports.js';
 import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
 import { inFlightBound, type TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
-import { MAX_TOPIC_LENGTH, topicNameProblem } from './topic-name.js';
 import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
-
-/** Instrumentation: called synchronously as things happen. Keep listeners cheap. */
-export interface TaskListener {
-  /**
-   * A record was acknowledged by the sender. A listener that needs only the topic implements
-   * {@link recordAckedTo} instead: while some listener has `recordAcked`, the runner keeps every
-   * record in flight alive until its acknowledgement.
-   */
-  recordAcked?(record: OutgoingRecord, metadata: RecordMetadata): void;
-  /**
-   * A record was acknowledged: its topic, and whether it is a heartbeat record. Called beside
-   * {@link recordAcked} when both are there. With this alone (and a task that does not override
-   * `commitRecord`) the runner keeps only the topic of a record in flight, not the record, its
-   * source record and their values: most of the memory a record in flight takes.
-   *
-   * @example
-   * ```ts
-   * const written = new Map<string, number>();
-   * const listener: TaskListener = {
-   *   recordAckedTo(topic, heartbeat) {
-   *     if (!heartbeat) written.set(topic, (written.get(topic) ?? 0) + 1);
-   *   },
-   * };
-   * ```
-   */
-  recordAckedTo?(topic: string, heartbeat: boolean): void;
-  /** Offsets were written to the store. */
-  offsetsFlushed?(entries: readonly OffsetEntry[]): void;
-  /** An offset flush failed or timed out; its offsets go out with the next one. */
-  flushFailed?(error: TributaryError): void;
-  /** The task's `commit()` hook ran after a flush. */
-  committed?(): void;
-  /** Called once, when the runner is built: what the listener may read at any time later. */
-  attached?(task: TaskProbe): void;
-  /** A poll round ended: the records it emitted and how long it ran, in milliseconds. */
-  pollCompleted?(records: number, durationMs: number): void;
-  /** A heartbeat tick came: `skipped` when the previous `produceHeartbeatRecords()` was still running. */
-  heartbeatTick?(skipped: boolean): void;
-  /** A record could not be sent (invalid, or the sender gave up on it); the task fails with `error`. */
-  recordFailed?(error: TributaryError): void;
-  /** An offset flush ended, successful or not (flushes with nothing to write included). */
-  flushCompleted?(outcome: FlushOutcome): void;
-  /** The task's state changed. */
-  stateChanged?(status: TaskStatus): void;
-  /** The task reported how far its committed offset is behind its source (see `SourceTask.sourceLag`). */
-  sourceLag?(lag: SourceLag | undefined): void;
-}
-
-/** What a {@link TaskListener} may read from the runner it instruments. */
-export interface TaskProbe {
-  /** Records sent and not yet acknowledged. */
-  readonly inFlight: number;
-  readonly status: TaskStatus;
-  /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
-  uncommitted(): { records: number; bytes: number };
-  /** Retries and records skipped by `errors.tolerance=all` so far. */
-  readonly errorCounts: TaskErrorCounts;
-}
-
-/** How one offset flush went. */
-export interface FlushOutcome {
-  readonly ok: boolean;
-  /** From the start of the flush to the store's answer (or the timeout), in milliseconds. */
-  readonly durationMs: number;
-  /** Source partitions written; 0 for a flush that had nothing to write. */
-  readonly partitions: number;
-  /** Acknowledged records (data and heartbeat) whose offsets this flush made durable; 0 when it failed. */
-  readonly records: number;
-  /** Their key and value bytes. */
-  readonly bytes: number;
-}
-
-/** What a task's error handling did so far: retries after a RetriableError, records skipped by `errors.tolerance=all`. */
-export interface TaskErrorCounts {
-  readonly retries: number;
-  readonly skipped: number;
-  /** The message of the last RetriableError retried. */
-  readonly lastRetry?: string;
-}
 
 /** What a {@link TaskRunner} runs and with what. */
 export interface TaskRunnerOptions<P, O, C> {
@@ -151,6 +71,8 @@ export interface TaskRunnerOptions<P, O, C> {
    */
   readonly transactions?: TransactionSettings | undefined;
 }
+
+export type { FlushOutcome, TaskErrorCounts, TaskListener, TaskProbe } from './pipeline/task-listener.js';
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
 
@@ -198,8 +120,7 @@ export class TaskRunner<P, O, C> {
   private lastPartition: object | undefined;
   private lastEncoded: EncodedPartition | undefined;
   /** Topics already found valid, and the last one (most records go where their predecessor went). */
-  private readonly validTopics = new Set<string>();
-  private lastTopic: string | undefined;
+  private readonly topics = new TopicCheck();
   private flushing: Promise<boolean> | undefined;
   /** Acknowledged records (and their bytes) taken out of `submitted` whose offsets are in `pending`, not yet flushed. */
   private pendingRecords = 0;
@@ -758,7 +679,7 @@ export class TaskRunner<P, O, C> {
       return;
     }
     try {
-      this.checkTimestampAndHeaders(record, record.timestamp, record.headers, '');
+      checkTimestampAndHeaders(this.id, record, record.timestamp, record.headers, '');
       // Heartbeat records never go through transforms: nothing may route one into a data topic.
       if (!heartbeat && this.transforms.size > 0) {
         this.dispatchTransformed(record as SourceRecord<P, O>);
@@ -766,15 +687,16 @@ export class TaskRunner<P, O, C> {
       }
       const topic = heartbeat ? this.settings.heartbeatTopic : record.topic;
       if (typeof topic !== 'string' || topic.length === 0)
-        throw this.invalid(
+        throw invalidRecord(
+          this.id,
           record,
           'has no topic',
           'every record from poll() needs one; heartbeat records come from produceHeartbeatRecords()',
         );
-      if (topic !== this.lastTopic) this.checkTopic(topic, record);
+      if (topic !== this.topics.last) this.topics.check(topic, this.id, record);
       const partition = record.kafkaPartition;
       if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0)) {
-        throw this.invalid(record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
+        throw invalidRecord(this.id, record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
       }
       let key: Buffer | null;
       let value: Buffer | null;
@@ -803,64 +725,6 @@ export class TaskRunner<P, O, C> {
       this.listener.recordFailed?.(error);
       this.fail(error);
     }
-  }
-
-  /**
-   * Fails the record unless Kafka takes its timestamp (a whole number of milliseconds, ≥ 0) and
-   * headers (names to a string or a Buffer): a NaN timestamp was written as 1970 or now, a
-   * fractional one failed in the client's encoder, a number header as text only after a transform.
-   */
-  private checkTimestampAndHeaders(
-    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
-    timestamp: unknown,
-    headers: unknown,
-    after: string,
-  ): void {
-    if (timestamp !== undefined && timestamp !== null && !(Number.isSafeInteger(timestamp) && (timestamp as number) >= 0)) {
-      throw this.invalid(
-        record,
-        `has timestamp ${timestamp instanceof Date ? `a Date (${safeJson(timestamp)})` : typeof timestamp === 'string' ? JSON.stringify(timestamp) : String(timestamp)}${after}`,
-        'it must be a whole number of milliseconds since the epoch, >= 0 (date.getTime()), or absent',
-      );
-    }
-    if (headers === undefined || headers === null) return;
-    const proto = typeof headers === 'object' ? Object.getPrototypeOf(headers) : undefined;
-    if (proto !== Object.prototype && proto !== null) {
-      throw this.invalid(
-        record,
-        `has headers that are ${Array.isArray(headers) ? 'an array' : headers instanceof Map ? 'a Map' : typeof headers === 'object' ? 'an object of a class' : `a ${typeof headers}`}`,
-        'headers must be a plain object of header names to string or Buffer values, or absent',
-      );
-    }
-    for (const name in headers as Record<string, unknown>) {
-      const v = (headers as Record<string, unknown>)[name];
-      if (typeof v !== 'string' && !Buffer.isBuffer(v)) {
-        throw this.invalid(
-          record,
-          `has header '${name}' = ${v === undefined ? 'undefined' : typeof v === 'object' && v !== null ? `an object (${safeJson(v)})` : String(v)}`,
-          'a header value must be a string or a Buffer (convert numbers with String(n); leave out a header that has no value)',
-        );
-      }
-    }
-  }
-
-  /** Fails the record unless Kafka would accept its topic; each distinct topic is checked once. */
-  private checkTopic(topic: string, record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
-    if (!this.validTopics.has(topic)) {
-      const problem = topicNameProblem(topic);
-      if (problem !== undefined) {
-        const shown = topic.length > 60 ? `${topic.slice(0, 60)}...` : topic;
-        throw this.invalid(
-          record,
-          `has the topic '${shown}', which ${problem}`,
-          `Kafka topic names are 1 to ${MAX_TOPIC_LENGTH} ASCII letters, digits, '.', '_' or '-', and not '.' or '..'`,
-        );
-      }
-      // A task routing to a topic per entity must not grow this without bound.
-      if (this.validTopics.size >= 10_000) this.validTopics.clear();
-      this.validTopics.add(topic);
-    }
-    this.lastTopic = topic;
   }
 
   /**
@@ -965,17 +829,18 @@ export class TaskRunner<P, O, C> {
     }
     const topic = transformed.topic;
     if (typeof topic !== 'string' || topic.length === 0)
-      throw this.invalid(record, 'has no topic after its transforms', 'a transform must leave a non-empty topic');
-    if (topic !== this.lastTopic) this.checkTopic(topic, record);
+      throw invalidRecord(this.id, record, 'has no topic after its transforms', 'a transform must leave a non-empty topic');
+    if (topic !== this.topics.last) this.topics.check(topic, this.id, record);
     const partition = transformed.kafkaPartition;
     if (partition !== undefined && partition !== null && !(Number.isInteger(partition) && partition >= 0)) {
-      throw this.invalid(
+      throw invalidRecord(
+        this.id,
         record,
         `has kafkaPartition ${String(partition)} after its transforms`,
         'it must be an integer >= 0 or absent',
       );
     }
-    this.checkTimestampAndHeaders(record, transformed.timestamp ?? undefined, undefined, ' after its transforms');
+    checkTimestampAndHeaders(this.id, record, transformed.timestamp ?? undefined, undefined, ' after its transforms');
     let key: Buffer | null;
     let value: Buffer | null;
     try {
@@ -1123,11 +988,6 @@ export class TaskRunner<P, O, C> {
       this.onSent(handle, e instanceof Error ? e : new Error(safeJson(e)), undefined);
     }
     if (this.tx !== undefined) this.addToTransaction(record, part, offset);
-  }
-
-  private invalid(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, what: string, accepted: string): TributaryError {
-    const where = `source partition ${safeJson(record.sourcePartition)}, offset ${safeJson(record.sourceOffset)}`;
-    return new TributaryError('RECORD_INVALID', `Task ${this.id} produced a record that ${what} (${where}): ${accepted}`);
   }
 
   private onSent(
@@ -1908,86 +1768,6 @@ export class TaskRunner<P, O, C> {
   }
 }
 
-/** The listener with every callback guarded: instrumentation that throws is logged, never fails or crashes anything. */
-function guardListener(listener: TaskListener, log: Logger): TaskListener {
-  const failed = (name: string, e: unknown) =>
-    log.warn({ event: 'task.listener.failed', err: e }, `task listener ${name}() threw; ignored`);
-  const guard = <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
-    fn === undefined
-      ? undefined
-      : (...args: A): void => {
-          try {
-            fn.apply(listener, args);
-          } catch (e) {
-            failed(name, e);
-          }
-        };
-  // For the callbacks called for every record: two fixed arguments, no rest array.
-  const guard2 = <A, B>(name: string, fn: ((a: A, b: B) => void) | undefined) =>
-    fn === undefined
-      ? undefined
-      : (a: A, b: B): void => {
-          try {
-            fn.call(listener, a, b);
-          } catch (e) {
-            failed(name, e);
-          }
-        };
-  return {
-    recordAcked: guard2('recordAcked', listener.recordAcked),
-    recordAckedTo: guard2('recordAckedTo', listener.recordAckedTo),
-    offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),
-    flushFailed: guard('flushFailed', listener.flushFailed),
-    committed: guard('committed', listener.committed),
-    attached: guard('attached', listener.attached),
-    pollCompleted: guard('pollCompleted', listener.pollCompleted),
-    heartbeatTick: guard('heartbeatTick', listener.heartbeatTick),
-    recordFailed: guard('recordFailed', listener.recordFailed),
-    flushCompleted: guard('flushCompleted', listener.flushCompleted),
-    stateChanged: guard('stateChanged', listener.stateChanged),
-    sourceLag: guard('sourceLag', listener.sourceLag),
-  };
-}
-
-const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
-
-/** A data record as transforms see it: headers as a list. */
-function toTransformRecord<P, O>(record: SourceRecord<P, O>): TransformRecord {
-  let headers = NO_HEADERS;
-  if (record.headers) {
-    const list: RecordHeader[] = [];
-    for (const key in record.headers) list.push({ key, value: record.headers[key] });
-    if (list.length > 0) headers = list;
-  }
-  return {
-    topic: record.topic,
-    kafkaPartition: record.kafkaPartition,
-    key: record.key,
-    value: record.value,
-    headers,
-    timestamp: record.timestamp,
-  };
-}
-
-/**
- * Transformed headers as the sender takes them: text and bytes as they are, other values as
- * Kafka Connect's SimpleHeaderConverter writes them; a null value drops the header; of a key
- * that repeats, the last value wins (a record's headers are a map here).
- */
-function headerMap(headers: readonly RecordHeader[]): Record<string, Buffer | string> | undefined {
-  if (headers.length === 0) return undefined;
-  const out: Record<string, Buffer | string> = {};
-  for (const { key, value } of headers) {
-    if (typeof value === 'string' || Buffer.isBuffer(value)) setHeader(out, key, value);
-    else {
-      const text = connectValueText(value);
-      if (text !== undefined) setHeader(out, key, text);
-      else delete out[key];
-    }
-  }
-  return out;
-}
-
 /**
  * The error of a transaction that did not commit, saying what is known. The sender rejects both
  * when the commit failed and when its outcome is unknown (the EndTxn request timed out, the
@@ -2009,28 +1789,4 @@ function transactionFailure(e: unknown, id: string, records: number, offsets: nu
       `the offsets a read_committed read finds, so nothing is lost or written twice: ${text}`,
     { cause: e },
   );
-}
-
-function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
-
-/** True when both are plain objects with the same own keys in the same order and identical primitive values. */
-function sameFlatObject(a: object, b: object): boolean {
-  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as string;
-    if (k !== kb[i]) return false;
-    const va = (a as Record<string, unknown>)[k];
-    if (va !== null && typeof va === 'object') return false;
-    if (va !== (b as Record<string, unknown>)[k]) return false;
-  }
-  return true;
 }
