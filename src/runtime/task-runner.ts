@@ -15,9 +15,8 @@ import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import { isTributaryError, OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
-import { notStoredAsGiven } from '../api/offset-codec.js';
 import { isRetriableError } from '../api/retriable-error.js';
-import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
+import type { HeartbeatRecord, SourceRecord } from '../api/source-record.js';
 import {
   hasDefaultCommitRecord,
   hasDefaultHeartbeats,
@@ -29,7 +28,8 @@ import type { TransactionContext } from '../api/transaction-context.js';
 import type { TransformRecord } from '../api/transformation.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { TransactionSettings } from './exactly-once-settings.js';
-import { checkTimestampAndHeaders, invalidRecord, safeJson, sameFlatObject, TopicCheck } from './pipeline/record-checks.js';
+import { OffsetRules } from './pipeline/offset-rules.js';
+import { checkTimestampAndHeaders, invalidRecord, safeJson, TopicCheck } from './pipeline/record-checks.js';
 import { guardListener, type TaskErrorCounts, type TaskListener } from './pipeline/task-listener.js';
 import { headerMap, toTransformRecord } from './pipeline/transform-records.js';
 import {
@@ -81,11 +81,6 @@ const STALL_LOG_INTERVAL_MS = 30_000;
 /** How long a poll() or produceHeartbeatRecords() call may run before the task says it has not completed. */
 const SLOW_CALL_MS = 60_000;
 
-interface EncodedPartition {
-  readonly key: string;
-  readonly encoded: JsonObject;
-}
-
 /**
  * Runs one source task: poll rounds merged with heartbeats, routing and conversion, sending,
  * per-partition acknowledgement tracking, periodic offset flushes and the task's lifecycle.
@@ -115,10 +110,6 @@ export class TaskRunner<P, O, C> {
    */
   private readonly keepsRecords: boolean;
   private pending = new Map<string, Committable<JsonObject, JsonObject>>();
-  private readonly partitions = new WeakMap<object, EncodedPartition>();
-  /** The last partition encoded (object and result): most records repeat their predecessor's partition. */
-  private lastPartition: object | undefined;
-  private lastEncoded: EncodedPartition | undefined;
   /** Topics already found valid, and the last one (most records go where their predecessor went). */
   private readonly topics = new TopicCheck();
   private flushing: Promise<boolean> | undefined;
@@ -138,8 +129,6 @@ export class TaskRunner<P, O, C> {
   private storeWrite: Promise<unknown> | undefined;
   /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
   private readonly committed = new Map<string, string>();
-  /** Keys of source partitions the task's codec read back at an earlier flush (see dropUnreadable). */
-  private readonly readablePartitions = new Set<string>();
   /** Set while the final flush of a stop runs: it logs its own line, and a failure then is not retried. */
   private finalFlush = false;
   /** Partitions whose offset the last successful flush changed. */
@@ -210,14 +199,8 @@ export class TaskRunner<P, O, C> {
   private backlogDone: Promise<void> | undefined;
   /** The record whose transform is being retried: neither sent nor in `submitted` yet. */
   private retried: SourceRecord<P, O> | undefined;
-  /**
-   * Keys of partitions with a record that this run will never send (it failed before it was
-   * submitted, or came after the task failed): as for a failed send, no KIP-910 update may
-   * commit past it. Only failures add to it, and each fails the task, so it stays small.
-   */
-  private readonly unsent = new Set<string>();
-  /** While updateOffsets() runs: keys of the partitions that got a record meanwhile, wherever it went. */
-  private dispatchedDuringUpdate: Set<string> | undefined;
+  /** Encoding of partitions and offsets, the read-back check and the KIP-910 update rules. */
+  private readonly rules: OffsetRules<P, O>;
 
   constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
     this.task = options.task;
@@ -229,6 +212,7 @@ export class TaskRunner<P, O, C> {
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
+    this.rules = new OffsetRules(this.task, options.connector, this.id, this.clock, this.log, () => this.settings.flushTimeoutMs);
     this.keepsRecords = this.listener.recordAcked !== undefined || !hasDefaultCommitRecord(this.task);
     this.sender.onStall?.((stall) => this.senderStalled(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
@@ -492,10 +476,10 @@ export class TaskRunner<P, O, C> {
     };
     const offsets: OffsetReader<P, O> = {
       offset: async (partition) => {
-        const entry = stored.get(this.encodePartition(partition).key);
+        const entry = stored.get(this.rules.encodePartition(partition).key);
         return entry ? decode(entry) : undefined;
       },
-      offsets: async () => this.decodeAll(stored.values()),
+      offsets: async () => this.rules.decodeAll(stored.values()),
     };
     const transactionContext: TransactionContext<P, O> | undefined =
       this.txSettings?.boundary === 'connector'
@@ -668,10 +652,10 @@ export class TaskRunner<P, O, C> {
   private dispatch(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, heartbeat: boolean): void {
     if (this.status.state === 'FAILED') {
       // Dropped unsent: no KIP-910 update (of the final flush) may commit past it.
-      this.noteUnsent(record);
+      this.rules.noteUnsent(record);
       return;
     }
-    if (this.dispatchedDuringUpdate) this.notePartition(record, this.dispatchedDuringUpdate);
+    if (this.rules.dispatchedDuringUpdate) this.rules.notePartition(record, this.rules.dispatchedDuringUpdate);
     // Behind a record whose transform is being retried, everything waits its turn, heartbeats
     // included: none may commit an offset past a record not yet sent.
     if (this.backlog) {
@@ -720,7 +704,7 @@ export class TaskRunner<P, O, C> {
       };
       this.submit(record, out);
     } catch (e) {
-      this.noteUnsent(record);
+      this.rules.noteUnsent(record);
       const error = toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`);
       this.listener.recordFailed?.(error);
       this.fail(error);
@@ -798,8 +782,8 @@ export class TaskRunner<P, O, C> {
       }
     } catch (e) {
       // The record and those behind it are never sent.
-      this.noteUnsent(record);
-      for (const held of this.backlog ?? []) this.noteUnsent(held.record);
+      this.rules.noteUnsent(record);
+      for (const held of this.backlog ?? []) this.rules.noteUnsent(held.record);
       this.retried = undefined;
       this.backlog = undefined;
       this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
@@ -867,8 +851,8 @@ export class TaskRunner<P, O, C> {
 
   /** Counts as acknowledged a record that is not sent (dropped or skipped): its offset commits behind the records before it. */
   private submitSkipped(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
-    const part = this.encodePartition(record.sourcePartition);
-    const offset = this.encodeOffset(record.sourceOffset);
+    const part = this.rules.encodePartition(record.sourcePartition);
+    const offset = this.rules.encodeOffset(record.sourceOffset);
     this.submitted.submitAcked(part.key, part.encoded, offset);
     // With exactly-once the offset of a record not sent commits in the transaction too.
     if (this.tx !== undefined) this.addToTransaction(record, part, offset);
@@ -968,9 +952,9 @@ export class TaskRunner<P, O, C> {
   }
 
   private submit(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, out: OutgoingRecord): void {
-    const part = this.encodePartition(record.sourcePartition);
+    const part = this.rules.encodePartition(record.sourcePartition);
     const size = (out.key?.length ?? 0) + (out.value?.length ?? 0);
-    const offset = this.encodeOffset(record.sourceOffset);
+    const offset = this.rules.encodeOffset(record.sourceOffset);
     // Kept until the acknowledgement: the record itself only when something needs it then (a
     // heartbeat always, they are few); else its topic, so the record, its source record and their
     // values are garbage once the sender has them.
@@ -1035,98 +1019,6 @@ export class TaskRunner<P, O, C> {
     if (this.wakeDrained && inFlight === 0) this.wakeDrained();
   }
 
-  /** The stored form of a partition and its canonical key, cached per partition object. */
-  private encodePartition(partition: P): EncodedPartition {
-    const cacheable = typeof partition === 'object' && partition !== null;
-    if (cacheable) {
-      const last = this.lastPartition;
-      if (partition === last) return this.lastEncoded as EncodedPartition;
-      // A fresh object equal to the last one (flat, primitive values): same encoding, no WeakMap entry.
-      if (last !== undefined && sameFlatObject(last, partition)) {
-        this.lastPartition = partition;
-        return this.lastEncoded as EncodedPartition;
-      }
-    }
-    let found = cacheable ? this.partitions.get(partition) : undefined;
-    if (found === undefined) {
-      const encoded = this.task.offsets.encodePartition(partition);
-      found = { key: canonicalJson(encoded), encoded };
-      if (cacheable) this.partitions.set(partition, found);
-    }
-    if (cacheable) {
-      this.lastPartition = partition;
-      this.lastEncoded = found;
-    }
-    return found;
-  }
-
-  /**
-   * The stored form of an offset, taken now: a task that later changes the object it passed
-   * cannot move a committed offset, and an offset that cannot be encoded fails its record.
-   */
-  private encodeOffset(offset: O): JsonObject {
-    return this.task.offsets.encodeOffset(offset);
-  }
-
-  /**
-   * Takes out of `entries` every source partition or offset about to be stored that would not
-   * come back as given: one the task's own codec does not read back (`offset.id: expected
-   * number, got "42"`, from a record whose offset was built with the wrong type), or, from a
-   * codec not built with offsetCodec, one JSON does not store as it is (NaN). Their partitions
-   * keep the offsets stored before. Returns the error that fails the task, naming the first;
-   * undefined when all are fine. Once per partition per flush, not per record.
-   */
-  private dropUnreadable(entries: Map<string, Committable<JsonObject, JsonObject | null>>): TributaryError | undefined {
-    const codec = this.task.offsets;
-    let first: TributaryError | undefined;
-    let count = 0;
-    for (const [key, e] of entries) {
-      // The key is canonical JSON, which is lossy (NaN and null give the same): the JSON check
-      // runs every time, and only the codec's decode is skipped for a partition read back before.
-      const known = this.readablePartitions.has(key);
-      const notJson = notStoredAsGiven(e.partition, 'partition') ?? notStoredAsGiven(e.offset, 'offset');
-      const p = known || notJson !== undefined ? ({ ok: true } as const) : codec.decodePartition(e.partition);
-      const o = e.offset === null || notJson !== undefined ? undefined : codec.decodeOffset(e.offset);
-      const problems = [
-        ...(notJson === undefined ? [] : [notJson]),
-        ...(p.ok ? [] : p.problems),
-        ...(o === undefined || o.ok ? [] : o.problems),
-      ];
-      if (problems.length === 0) {
-        // Bounded as `committed` is: a source with a partition per entity decodes some again.
-        if (!known) {
-          if (this.readablePartitions.size >= 10_000) this.readablePartitions.clear();
-          this.readablePartitions.add(key);
-        }
-        continue;
-      }
-      entries.delete(key);
-      count++;
-      first ??= new TributaryError(
-        'RECORD_INVALID',
-        `Task ${this.id} produced a source ${p.ok && notJson === undefined ? 'offset' : 'partition or offset'} that would not be read back as given, so it is not stored (the next start could not read it): ${problems.join('; ')} (source partition ${safeJson(e.partition)}, offset ${safeJson(e.offset)}). Give records the types the task's offsets codec declares, or declare the types the records carry`,
-      );
-    }
-    if (first === undefined || count === 1) return first;
-    return new TributaryError('RECORD_INVALID', `${first.message}; and ${count - 1} more source partition(s) like it`);
-  }
-
-  /** Offsets as the task's types, for its hooks; an offset its own codec cannot read back is a codec bug. */
-  private decodeAll(entries: Iterable<Committable<JsonObject, JsonObject>>): Array<OffsetUpdate<P, O>> {
-    const codec = this.task.offsets;
-    return [...entries].map((e) => {
-      const p = codec.decodePartition(e.partition);
-      const o = codec.decodeOffset(e.offset);
-      if (!p.ok || !o.ok) {
-        throw new OffsetDecodeError(this.options.connector, e.partition, [
-          ...(p.ok ? [] : p.problems),
-          ...(o.ok ? [] : o.problems),
-        ]);
-      }
-      return { partition: p.value, offset: o.value };
-    });
-  }
-
   private wake(): void {
     const wake = this.wakeLoop;
     this.wakeLoop = undefined;
@@ -1167,11 +1059,11 @@ export class TaskRunner<P, O, C> {
     // Stored, an offset the task cannot read back would fail its next start (and every commit()
     // until then): the others are stored as usual, then the task fails. Checked before the
     // KIP-910 hook sees the offsets (it would fail on them) and after (its updates too).
-    let unreadable = this.dropUnreadable(this.pending);
+    let unreadable = this.rules.dropUnreadable(this.pending);
     if (this.task.updateOffsets) {
       await this.applyOffsetUpdates();
       // Always: the updates are encoded, never decoded, on their way in.
-      const fromUpdates = this.dropUnreadable(this.pending);
+      const fromUpdates = this.rules.dropUnreadable(this.pending);
       unreadable ??= fromUpdates;
     }
     if (unreadable === undefined) return this.flushPending(started, true);
@@ -1326,103 +1218,13 @@ export class TaskRunner<P, O, C> {
     }
   }
 
-  /**
-   * KIP-910: asks the task for fresher offsets than the acknowledged ones it is shown. The task
-   * never sees records still in flight, so its update could be older than what they will
-   * commit, or past records not yet in Kafka: an update is taken only for a partition with no
-   * record submitted and not yet committable, none under a transform retry or waiting behind
-   * one, none dropped unsent (see {@link partitionsNotSubmitted}), none dispatched while the
-   * hook ran, and whose pending offset did not change while the hook ran. Any other update is dropped
-   * (the task is asked again at the next flush, when it sees those records' offset), so an
-   * update never moves an offset behind records already submitted, nor past one not yet sent.
-   */
-  private async applyOffsetUpdates(): Promise<void> {
-    const shown = new Map(this.pending);
-    let fresher: ReadonlyArray<OffsetUpdate<P, O>> | undefined;
-    const dispatched = new Set<string>();
-    this.dispatchedDuringUpdate = dispatched;
-    try {
-      const current = this.decodeAll(this.pending.values());
-      const outcome = await withTimeout(
-        this.clock,
-        Promise.resolve(this.task.updateOffsets?.(current)),
-        this.settings.flushTimeoutMs,
-      );
-      if (!outcome.ok) {
-        if (outcome.timedOut)
-          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
-        throw outcome.error;
-      }
-      fresher = outcome.value ?? undefined;
-      if (fresher !== undefined && !Array.isArray(fresher)) {
-        throw new TypeError(
-          `it returned ${typeof fresher === 'object' ? 'an object' : typeof fresher}, not an array of { partition, offset } (return [] or nothing for no updates)`,
-        );
-      }
-    } catch (e) {
-      this.log.warn(
-        { event: 'task.updateOffsets.failed', err: e },
-        `updateOffsets() failed; flushing without its offsets: ${(e as Error).message}`,
-      );
-      return;
-    } finally {
-      this.dispatchedDuringUpdate = undefined;
-    }
-    if (fresher === undefined || fresher.length === 0) return;
-    const held = this.partitionsNotSubmitted();
-    for (const update of fresher) {
-      try {
-        const part = this.encodePartition(update.partition);
-        // Records in flight (or sent while the hook ran, acknowledged or not) will commit
-        // offsets the task did not see: its update could be older than theirs. Records not yet
-        // sent (under a transform retry, behind one, or dropped unsent) are not in Kafka: an
-        // offset past them would lose them at a restart.
-        if (
-          this.submitted.has(part.key) ||
-          held.has(part.key) ||
-          dispatched.has(part.key) ||
-          this.pending.get(part.key) !== shown.get(part.key)
-        ) {
-          this.log.debug(
-            { event: 'task.updateOffsets.deferred', partition: part.encoded },
-            'updateOffsets() returned an offset for a partition with records in flight or not yet sent; asked again at the next flush',
-          );
-          continue;
-        }
-        this.pending.set(part.key, { partition: part.encoded, offset: this.encodeOffset(update.offset) });
-      } catch (e) {
-        this.log.warn(
-          { event: 'task.updateOffsets.invalid', err: e },
-          'updateOffsets() returned an offset that cannot be encoded; ignored',
-        );
-      }
-    }
-  }
-
-  /**
-   * Keys of the partitions with a record dispatched that is not in `submitted`: the one whose
-   * transform is being retried, those queued behind it, and those this run will never send.
-   * Walks the backlog (at most a poll round and what came with it): once per offset update.
-   */
-  private partitionsNotSubmitted(): Set<string> {
-    const keys = new Set(this.unsent);
-    if (this.retried !== undefined) this.notePartition(this.retried, keys);
-    for (const held of this.backlog ?? []) this.notePartition(held.record, keys);
-    return keys;
-  }
-
-  /** A record dispatched that will never be sent in this run: its partition takes no offset update. */
-  private noteUnsent(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
-    this.notePartition(record, this.unsent);
-  }
-
-  /** Adds the key of the record's partition; a partition that cannot be encoded has no key an update could name. */
-  private notePartition(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, keys: Set<string>): void {
-    try {
-      keys.add(this.encodePartition(record.sourcePartition).key);
-    } catch {
-      // The record fails on its own (RECORD_INVALID) when it is submitted.
-    }
+  /** KIP-910: the task's fresher offsets into `pending`, as {@link OffsetRules.applyUpdates} allows. */
+  private applyOffsetUpdates(): Promise<void> {
+    return this.rules.applyUpdates(
+      () => this.pending,
+      (key) => this.submitted.has(key),
+      () => ({ retried: this.retried, backlog: this.backlog }),
+    );
   }
 
   private writeSettled(write: Promise<unknown>): void {
@@ -1463,7 +1265,7 @@ export class TaskRunner<P, O, C> {
     try {
       const outcome = await withTimeout(
         this.clock,
-        Promise.resolve(this.task.commit(this.decodeAll(committed))),
+        Promise.resolve(this.task.commit(this.rules.decodeAll(committed))),
         this.settings.flushTimeoutMs,
       );
       if (!outcome.ok) {
@@ -1646,7 +1448,7 @@ export class TaskRunner<P, O, C> {
       for (const [key, entry] of offsets) written.set(key, entry);
       // Fails the transaction (nothing of it is visible: its records would otherwise be
       // committed without their offsets), and so the task.
-      const unreadable = this.dropUnreadable(written);
+      const unreadable = this.rules.dropUnreadable(written);
       if (unreadable !== undefined) throw unreadable;
       return [...written.values()].map((e): OffsetEntry => ({ partition: e.partition, offset: e.offset }));
     });
