@@ -13,7 +13,7 @@ import {
 } from 'rxjs';
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
-import { isTributaryError, OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
+import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import { isRetriableError } from '../api/retriable-error.js';
 import type { HeartbeatRecord, SourceRecord } from '../api/source-record.js';
@@ -24,18 +24,19 @@ import {
   type SourceTask,
   type SourceTaskContext,
 } from '../api/source-task.js';
-import type { TransactionContext } from '../api/transaction-context.js';
 import type { TransformRecord } from '../api/transformation.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { TransactionSettings } from './exactly-once-settings.js';
+import { FlushCommitter } from './pipeline/flush-committer.js';
+import type { CommitterHost, OffsetCommitter } from './pipeline/offset-committer.js';
 import { OffsetRules } from './pipeline/offset-rules.js';
 import { checkTimestampAndHeaders, invalidRecord, safeJson, TopicCheck } from './pipeline/record-checks.js';
 import { guardListener, type TaskErrorCounts, type TaskListener } from './pipeline/task-listener.js';
+import { TransactionCommitter } from './pipeline/transaction-committer.js';
 import { headerMap, toTransformRecord } from './pipeline/transform-records.js';
 import {
   isTransactionalSender,
   type JsonObject,
-  type OffsetEntry,
   type OffsetStore,
   type OutgoingRecord,
   type RecordMetadata,
@@ -109,16 +110,8 @@ export class TaskRunner<P, O, C> {
    * or a task's own `commitRecord`): it is then kept while in flight; else only its topic is.
    */
   private readonly keepsRecords: boolean;
-  private pending = new Map<string, Committable<JsonObject, JsonObject>>();
   /** Topics already found valid, and the last one (most records go where their predecessor went). */
   private readonly topics = new TopicCheck();
-  private flushing: Promise<boolean> | undefined;
-  /** Acknowledged records (and their bytes) taken out of `submitted` whose offsets are in `pending`, not yet flushed. */
-  private pendingRecords = 0;
-  private pendingBytes = 0;
-  /** The same for the flush being written. */
-  private flushingRecords = 0;
-  private flushingBytes = 0;
   private heartbeatBusy = false;
   /** When the running produceHeartbeatRecords() call started, and whether its slowness was logged. */
   private heartbeatStartedAt = 0;
@@ -126,13 +119,6 @@ export class TaskRunner<P, O, C> {
   /** Whether a poll round that overran the in-flight bound was logged (once per task). */
   private overrunWarned = false;
   private lagFailed = false;
-  private storeWrite: Promise<unknown> | undefined;
-  /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
-  private readonly committed = new Map<string, string>();
-  /** Set while the final flush of a stop runs: it logs its own line, and a failure then is not retried. */
-  private finalFlush = false;
-  /** Partitions whose offset the last successful flush changed. */
-  private lastFlushChanged = 0;
 
   private stopping = false;
   private starting: Promise<void> | undefined;
@@ -149,36 +135,16 @@ export class TaskRunner<P, O, C> {
   });
   private loop: Promise<void> = Promise.resolve();
   private round: Subscription | undefined;
-  private flushTimer: Subscription | undefined;
   private heartbeatTimer: Subscription | undefined;
   private wakeLoop: (() => void) | undefined;
   private wakeDrained: (() => void) | undefined;
   private shutdown: Promise<void> | undefined;
-  private finalFlushFailure: TributaryError | undefined;
-  /** Exactly-once: the transactional sender and its settings (both undefined when off). */
-  private readonly tx: TransactionalRecordSender | undefined;
-  private readonly txSettings: TransactionSettings | undefined;
+  /** Where acknowledged offsets go: flushes to the offset store, or Kafka transactions. */
+  private readonly committer: OffsetCommitter<P, O>;
   /** Records in flight at which polling pauses ({@link inFlightBound}). */
   private readonly maxInFlight: number;
   /** The most records one poll round has emitted so far (the in-flight bound applies between rounds). */
   private largestRound = 0;
-  /** Source offsets of the records in the open transaction, by partition key. */
-  private txOffsets = new Map<string, Committable<JsonObject, JsonObject>>();
-  /** Records in the open transaction. */
-  private txRecords = 0;
-  /** The transactions ended so far, one after the other; resolves true when the last committed (never rejects). */
-  private txChain: Promise<boolean> = Promise.resolve(true);
-  private txTimer: Subscription | undefined;
-  /** When (clock ms) a transaction last asked updateOffsets() without records of its own. */
-  private txOffsetsOnlyAt = 0;
-  /** True while the sender calls back the records of an aborted transaction. */
-  private discarding = false;
-  /** transaction.boundary=connector: requests at a record, and for the current poll round. */
-  private readonly txRequests = new WeakMap<object, 'commit' | 'abort'>();
-  private roundRequest: 'commit' | 'abort' | undefined;
-  private inRound = false;
-  /** transaction.boundary=connector: whether the in-flight bound holding up polling was logged, since the last transaction ended. */
-  private boundWarned = false;
   /**
    * Set once the task's stop() is called (or the runner aborted): a transaction or send that
    * completes later calls neither commitRecord() nor commit() on the stopped task.
@@ -217,8 +183,8 @@ export class TaskRunner<P, O, C> {
     this.sender.onStall?.((stall) => this.senderStalled(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);
-    this.txSettings = options.transactions;
     this.maxInFlight = inFlightBound(options.settings, options.transactions);
+    const host = this.committerHost();
     if (options.transactions !== undefined) {
       if (!isTransactionalSender(options.sender)) {
         throw new TributaryError(
@@ -226,8 +192,39 @@ export class TaskRunner<P, O, C> {
           `Task ${this.id}: exactly.once.source.support=enabled needs a transactional Kafka sender; this worker's sender is not one (exactly-once needs bootstrap.servers and offsets in Kafka)`,
         );
       }
-      this.tx = options.sender;
-    }
+      this.committer = new TransactionCommitter(host, options.sender, options.transactions);
+    } else this.committer = new FlushCommitter(host, options.offsetStore);
+  }
+
+  /** What the committer uses of this runner. */
+  private committerHost(): CommitterHost<P, O> {
+    return {
+      id: this.id,
+      connector: this.options.connector,
+      task: this.task as SourceTask<P, O, unknown>,
+      clock: this.clock,
+      log: this.log,
+      listener: this.listener,
+      submitted: this.submitted,
+      rules: this.rules,
+      maxInFlight: this.maxInFlight,
+      settings: () => this.settings,
+      state: () => this.status.state,
+      stopping: () => this.stopping,
+      taskStarted: () => this.taskStarted,
+      fail: (error) => this.fail(error),
+      wake: () => {
+        if (this.wakeLoop && this.submitted.inFlight < this.maxInFlight) this.wake();
+      },
+      applyOffsetUpdates: (pending) =>
+        this.rules.applyUpdates(
+          pending,
+          (key) => this.submitted.has(key),
+          () => ({ retried: this.retried, backlog: this.backlog }),
+        ),
+      commitHook: (committed) => this.commitHook(committed),
+      reportLag: () => this.reportLag(),
+    };
   }
 
   /** The current state. */
@@ -248,7 +245,7 @@ export class TaskRunner<P, O, C> {
    * ```
    */
   get finalFlushError(): TributaryError | undefined {
-    return this.finalFlushFailure;
+    return this.committer.finalError;
   }
 
   /**
@@ -259,45 +256,12 @@ export class TaskRunner<P, O, C> {
    */
   get warning(): string | undefined {
     const stall = this.stall;
-    if (stall === undefined) return this.boundaryWanted() ? this.boundaryWarning() : undefined;
+    if (stall === undefined) return this.committer.warning();
     return (
       `Kafka has not acknowledged records of task ${this.id} for ${Math.round(stall.durationMs / 1000)} s ` +
       `(since ${new Date(stall.since).toISOString()}): ${stall.reason}. The records are kept and sent again in order; ` +
       `polling pauses while ${this.maxInFlight} records are unacknowledged. ` +
       'Check that the brokers in bootstrap.servers are up and reachable from this worker.'
-    );
-  }
-
-  /**
-   * transaction.boundary=connector: true while polling is held up at the in-flight bound by an
-   * open transaction that only the task can end. Records are held until their transaction
-   * commits, so the bound keeps memory bounded; the task must commit (or abort) in time.
-   */
-  private boundaryWanted(): boolean {
-    return (
-      this.txSettings?.boundary === 'connector' &&
-      this.status.state === 'RUNNING' &&
-      !this.stopping &&
-      this.submitted.inFlight >= this.maxInFlight
-    );
-  }
-
-  private boundaryWarning(): string {
-    return (
-      `Task ${this.id} has ${this.submitted.inFlight} records in its open transaction, at task.max.in.flight.records (${this.maxInFlight}): ` +
-      'polling is paused until the task ends the transaction. With transaction.boundary=connector the task must call ' +
-      'context.transactionContext.commitTransaction() (or abortTransaction()) at least every ' +
-      `${this.maxInFlight} records; else raise task.max.in.flight.records, or use transaction.boundary=poll or interval.`
-    );
-  }
-
-  /** Says once per open transaction, at WARN, that polling waits for the task to end it (see {@link boundaryWanted}). */
-  private noteBoundaryWanted(): void {
-    if (this.boundWarned || !this.boundaryWanted()) return;
-    this.boundWarned = true;
-    this.log.warn(
-      { event: 'transaction.bound.reached', inFlight: this.submitted.inFlight, maxInFlight: this.maxInFlight },
-      this.boundaryWarning(),
     );
   }
 
@@ -314,9 +278,10 @@ export class TaskRunner<P, O, C> {
   /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
   uncommitted(): { records: number; bytes: number } {
     const queued = this.submitted.ackedNotTaken();
+    const committing = this.committer.uncommitted();
     return {
-      records: queued.records + this.pendingRecords + this.flushingRecords,
-      bytes: queued.bytes + this.pendingBytes + this.flushingBytes,
+      records: queued.records + committing.records,
+      bytes: queued.bytes + committing.bytes,
     };
   }
 
@@ -382,21 +347,13 @@ export class TaskRunner<P, O, C> {
     if (this.stopping) return;
     this.startRetry = undefined;
     this.setStatus({ state: this.pausedAtStart ? 'PAUSED' : 'RUNNING' });
-    if (stored.size <= 10_000) for (const [key, entry] of stored) this.committed.set(key, canonicalJson(entry.offset));
     this.log.info(
       { event: 'task.started', committedOffsets: stored.size },
       stored.size === 0
         ? 'task started with no committed offsets: the task starts from its beginning'
         : `task started, resuming from ${stored.size} committed offset${stored.size === 1 ? '' : 's'}`,
     );
-    if (this.txSettings === undefined) {
-      this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
-    } else if (this.txSettings.boundary === 'interval') {
-      this.txOffsetsOnlyAt = this.clock.now();
-      this.txTimer = interval(this.txSettings.intervalMs, this.clock.scheduler).subscribe(() => {
-        if (!this.stopping) void this.commitTransaction();
-      });
-    } else this.txOffsetsOnlyAt = this.clock.now();
+    this.committer.start(stored);
     // heartbeats() fails the task on an error itself; the handler keeps RxJS from rethrowing it
     // outside the task, where it would end the process.
     if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe({ error: () => {} });
@@ -449,8 +406,7 @@ export class TaskRunner<P, O, C> {
     this.cancelRetryDelay?.();
     this.shutdown ??= Promise.resolve();
     this.unsubscribe(this.heartbeatTimer, 'heartbeat');
-    this.flushTimer?.unsubscribe();
-    this.txTimer?.unsubscribe();
+    this.committer.halt();
     this.unsubscribe(this.round, 'poll round');
     this.wake();
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
@@ -461,9 +417,7 @@ export class TaskRunner<P, O, C> {
    * exactly-once: commits the open transaction, records and offsets.
    */
   async flushNow(): Promise<boolean> {
-    if (this.tx !== undefined) return this.commitTransaction();
-    while (this.flushing) await this.flushing;
-    return this.runFlush();
+    return this.committer.commitNow();
   }
 
   private context(stored: Stored): SourceTaskContext<P, O> {
@@ -481,13 +435,7 @@ export class TaskRunner<P, O, C> {
       },
       offsets: async () => this.rules.decodeAll(stored.values()),
     };
-    const transactionContext: TransactionContext<P, O> | undefined =
-      this.txSettings?.boundary === 'connector'
-        ? {
-            commitTransaction: (record) => this.requestBoundary('commit', record),
-            abortTransaction: (record) => this.requestBoundary('abort', record),
-          }
-        : undefined;
+    const transactionContext = this.committer.transactionContext();
     return { connector, taskId: this.options.taskId, clock: this.clock, offsets, logger: this.log, transactionContext };
   }
 
@@ -502,7 +450,7 @@ export class TaskRunner<P, O, C> {
   private async pollLoop(): Promise<void> {
     while (!this.stopping) {
       if (this.status.state !== 'RUNNING' || this.submitted.inFlight >= this.maxInFlight) {
-        this.noteBoundaryWanted();
+        this.committer.pollPaused();
         await new Promise<void>((resolve) => {
           this.wakeLoop = resolve;
         });
@@ -510,11 +458,12 @@ export class TaskRunner<P, O, C> {
       }
       // As Kafka Connect does at the top of each loop pass: move acknowledged offsets out of the
       // per-partition queues now, so they do not grow with every record until the next flush.
-      this.takeCommittable();
+      this.committer.takeCommittable();
       const emitted = await this.pollRound();
       if (emitted > this.largestRound) this.largestRound = emitted;
       if (this.backlogDone) await this.backlogDone;
-      if (this.tx !== undefined) await this.roundEnded();
+      const ended = this.committer.roundEnded();
+      if (ended !== undefined) await ended;
       if (this.stopping) break;
       if (this.pollRetryAttempt > 0) {
         await this.retryDelay('poll', undefined, this.pollRetryAttempt);
@@ -541,7 +490,7 @@ export class TaskRunner<P, O, C> {
       let count = 0;
       let source: Observable<SourceRecord<P, O>>;
       // A TransactionContext request made in poll() is about the records of this round.
-      this.inRound = true;
+      this.committer.inRound(true);
       try {
         source = this.task.poll();
         if (typeof (source as Partial<Observable<unknown>> | undefined)?.subscribe !== 'function') {
@@ -551,7 +500,7 @@ export class TaskRunner<P, O, C> {
           );
         }
       } catch (e) {
-        this.inRound = false;
+        this.committer.inRound(false);
         if (!this.pollRetriable(e)) this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
         resolve(0);
         return;
@@ -565,7 +514,7 @@ export class TaskRunner<P, O, C> {
       }, SLOW_CALL_MS);
       const end = (): void => {
         slow.unsubscribe();
-        this.inRound = false;
+        this.committer.inRound(false);
         resolve(count);
       };
       this.round = source.subscribe({
@@ -855,22 +804,7 @@ export class TaskRunner<P, O, C> {
     const offset = this.rules.encodeOffset(record.sourceOffset);
     this.submitted.submitAcked(part.key, part.encoded, offset);
     // With exactly-once the offset of a record not sent commits in the transaction too.
-    if (this.tx !== undefined) this.addToTransaction(record, part, offset);
-  }
-
-  /** Exactly-once: the record's offset goes into the open transaction, which ends as the boundary says. */
-  private addToTransaction(
-    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
-    part: { key: string; encoded: JsonObject },
-    offset: JsonObject,
-  ): void {
-    this.txOffsets.set(part.key, { partition: part.encoded, offset });
-    this.txRecords++;
-    const request = this.txSettings?.boundary === 'connector' ? this.txRequests.get(record) : undefined;
-    if (request !== undefined) {
-      this.txRequests.delete(record);
-      void this.endTransaction(request);
-    }
+    this.committer.handedOver?.(record, part, offset);
   }
 
   /**
@@ -971,7 +905,7 @@ export class TaskRunner<P, O, C> {
       // send() must not throw (RecordSender); one that does gets no callback for this record.
       this.onSent(handle, e instanceof Error ? e : new Error(safeJson(e)), undefined);
     }
-    if (this.tx !== undefined) this.addToTransaction(record, part, offset);
+    this.committer.handedOver?.(record, part, offset);
   }
 
   private onSent(
@@ -986,7 +920,7 @@ export class TaskRunner<P, O, C> {
     const ref = handle.ref;
     const out = typeof ref === 'string' ? undefined : ref;
     const topic = typeof ref === 'string' ? ref : ref.topic;
-    if (this.discarding) {
+    if (this.committer.discarding) {
       // Its transaction was aborted on purpose (TransactionContext): the record is dropped, and
       // the partition's later records commit past it, as in Kafka Connect.
       this.submitted.ack(handle);
@@ -1025,165 +959,6 @@ export class TaskRunner<P, O, C> {
     wake?.();
   }
 
-  private periodicFlush(): void {
-    if (this.flushing || this.status.state === 'UNASSIGNED') return;
-    void this.runFlush();
-  }
-
-  private runFlush(): Promise<boolean> {
-    // Never rejects: a periodic flush has no caller to take its error.
-    const run = this.flushOnce()
-      .catch((e: unknown) => {
-        this.flushFailed(toTributaryError(e, 'OFFSET_FLUSH_FAILED', `Offset flush of task ${this.id} failed`));
-        return false;
-      })
-      .finally(() => {
-        if (this.flushing === run) this.flushing = undefined;
-      });
-    this.flushing = run;
-    return run;
-  }
-
-  private takeCommittable(): void {
-    const taken = this.submitted.takeCommittable();
-    // With exactly-once, acknowledged means committed with its offset in the same transaction.
-    if (this.tx !== undefined) return;
-    for (const [key, entry] of taken) this.pending.set(key, entry);
-    this.pendingRecords += taken.records;
-    this.pendingBytes += taken.bytes;
-  }
-
-  private async flushOnce(): Promise<boolean> {
-    const started = this.clock.now();
-    this.takeCommittable();
-    // Stored, an offset the task cannot read back would fail its next start (and every commit()
-    // until then): the others are stored as usual, then the task fails. Checked before the
-    // KIP-910 hook sees the offsets (it would fail on them) and after (its updates too).
-    let unreadable = this.rules.dropUnreadable(this.pending);
-    if (this.task.updateOffsets) {
-      await this.applyOffsetUpdates();
-      // Always: the updates are encoded, never decoded, on their way in.
-      const fromUpdates = this.rules.dropUnreadable(this.pending);
-      unreadable ??= fromUpdates;
-    }
-    if (unreadable === undefined) return this.flushPending(started, true);
-    let stored = false;
-    try {
-      stored = await this.flushPending(started, false);
-    } finally {
-      // A store failure was reported by the flush itself, and says more (nothing was stored).
-      if (stored) this.flushFailed(unreadable);
-      this.fail(unreadable);
-    }
-    return false;
-  }
-
-  /**
-   * Stores the pending offsets (the body of a flush once they are checked). `complete` is false
-   * when some were left out as unreadable: the flush then counts as failed in the task's metrics.
-   */
-  private async flushPending(started: number, complete: boolean): Promise<boolean> {
-    if (this.pending.size === 0) {
-      this.listener.flushCompleted?.({
-        ok: complete,
-        durationMs: this.clock.now() - started,
-        partitions: 0,
-        records: 0,
-        bytes: 0,
-      });
-      await this.commitHook([]);
-      await this.reportLag();
-      return true;
-    }
-    const toFlush = this.pending;
-    const records = this.pendingRecords;
-    const bytes = this.pendingBytes;
-    this.pending = new Map();
-    this.pendingRecords = 0;
-    this.pendingBytes = 0;
-    this.flushingRecords = records;
-    this.flushingBytes = bytes;
-    const entries: OffsetEntry[] = [...toFlush.values()].map((e) => ({ partition: e.partition, offset: e.offset }));
-    // Stores apply writes in call order (see OffsetStore), so a write that timed out here and
-    // lands later cannot overwrite a newer one.
-    let write: Promise<void>;
-    try {
-      write = this.store.write(this.options.connector, entries);
-    } catch (e) {
-      // A store that throws instead of rejecting: the offsets go back for the next flush.
-      write = Promise.reject(e);
-    }
-    this.storeWrite = write;
-    write.then(
-      () => this.writeSettled(write),
-      () => this.writeSettled(write),
-    );
-    const outcome = await withTimeout(this.clock, write, this.settings.flushTimeoutMs);
-    this.flushingRecords = 0;
-    this.flushingBytes = 0;
-    if (!outcome.ok) {
-      this.restore(toFlush);
-      const what = this.finalFlush ? `Final offset flush of task ${this.id}` : `Offset flush of task ${this.id}`;
-      const then = this.finalFlush
-        ? `; the task is stopping, so the offsets of ${toFlush.size} source partition(s) are not stored and the next run sends their records again from the last stored offsets`
-        : '; retrying at the next flush';
-      this.pendingRecords += records;
-      this.pendingBytes += bytes;
-      this.listener.flushCompleted?.({
-        ok: false,
-        durationMs: this.clock.now() - started,
-        partitions: entries.length,
-        records: 0,
-        bytes: 0,
-      });
-      this.flushFailed(
-        outcome.timedOut
-          ? new TributaryError(
-              'OFFSET_FLUSH_TIMEOUT',
-              `${what} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)${then}`,
-              { retriable: !this.finalFlush },
-            )
-          : this.finalFlush
-            ? new TributaryError(
-                'OFFSET_FLUSH_FAILED',
-                `${what} failed${then}: ${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`,
-                { cause: outcome.error, retriable: false },
-              )
-            : toTributaryError(outcome.error, 'OFFSET_FLUSH_FAILED', `${what} failed${then}`),
-      );
-      // The committed offsets did not move, but the source may have: without asking again, a
-      // lag last seen at 0 would keep a task whose flushes all fail from ever showing stale.
-      if (!this.finalFlush) await this.reportLag();
-      return false;
-    }
-    const changed = entries.filter((e) => {
-      const key = canonicalJson(e.partition);
-      const value = e.offset === null ? 'null' : canonicalJson(e.offset);
-      if (this.committed.get(key) === value) return false;
-      // Only for the log line: a source with a partition per entity must not grow this without
-      // bound (at worst, unchanged offsets are logged once more after a clear).
-      if (this.committed.size >= 10_000) this.committed.clear();
-      this.committed.set(key, value);
-      return true;
-    });
-    this.lastFlushChanged = changed.length;
-    // A heartbeat that carries the same offset again is written, but is not news.
-    const fields = { event: 'offsets.committed', count: changed.length, offsets: changed.slice(0, 10) };
-    if (changed.length > 0 && !this.finalFlush) this.log.info(fields, 'offsets committed');
-    else this.log.debug({ ...fields, unchanged: entries.length - changed.length }, 'offsets committed');
-    this.listener.flushCompleted?.({
-      ok: complete,
-      durationMs: this.clock.now() - started,
-      partitions: entries.length,
-      records,
-      bytes,
-    });
-    this.listener.offsetsFlushed?.(entries);
-    await this.commitHook(toFlush.values());
-    await this.reportLag();
-    return true;
-  }
-
   /** Asks the task how far behind its source it is (after each flush, so against fresh committed offsets); bounded, never fails the task. */
   private async reportLag(): Promise<void> {
     if (!this.task.sourceLag || !this.taskStarted) return;
@@ -1215,46 +990,6 @@ export class TaskRunner<P, O, C> {
       else this.log.warn(fields, message);
       this.lagFailed = true;
       this.listener.sourceLag?.(undefined);
-    }
-  }
-
-  /** KIP-910: the task's fresher offsets into `pending`, as {@link OffsetRules.applyUpdates} allows. */
-  private applyOffsetUpdates(): Promise<void> {
-    return this.rules.applyUpdates(
-      () => this.pending,
-      (key) => this.submitted.has(key),
-      () => ({ retried: this.retried, backlog: this.backlog }),
-    );
-  }
-
-  private writeSettled(write: Promise<unknown>): void {
-    if (this.storeWrite === write) this.storeWrite = undefined;
-  }
-
-  /** Puts offsets that failed to flush back under any newer ones. */
-  private restore(toFlush: Map<string, Committable<JsonObject, JsonObject>>): void {
-    for (const [key, entry] of toFlush) if (!this.pending.has(key)) this.pending.set(key, entry);
-  }
-
-  private flushFailed(error: TributaryError): void {
-    if (this.finalFlush) {
-      this.finalFlushFailure = error;
-      this.log.error({ event: 'offsets.flush.final.failed', err: error }, error.message);
-      this.listener.flushFailed?.(error);
-      return;
-    }
-    this.log.warn({ event: 'offsets.flush.failed', err: error }, error.message);
-    this.listener.flushFailed?.(error);
-    if (error.code === 'OFFSET_STORE_LOCKED') {
-      // Another worker took the offsets file over: no later flush can store anything, and both
-      // would write the same records. Not retried: the task stops and says why.
-      this.fail(
-        new TributaryError(
-          'OFFSET_STORE_LOCKED',
-          `Task ${this.id} can no longer store its offsets, so it stops instead of writing records it cannot commit: ${error.message}`,
-          { cause: error, retriable: false },
-        ),
-      );
     }
   }
 
@@ -1305,31 +1040,9 @@ export class TaskRunner<P, O, C> {
       this.log.warn({ event: 'task.stop.round.timeout' }, `poll round still running after ${timeout} ms; abandoned`);
     }
     this.unsubscribe(this.round, 'poll round');
-    if (this.tx !== undefined) await this.endLastTransaction(timeout);
+    await this.committer.beforeDrain(timeout);
     await this.awaitInFlight(timeout);
-    this.flushTimer?.unsubscribe();
-    // A write that timed out may still land: give it the grace period before the final flush.
-    if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, timeout);
-    if (this.taskStarted && this.tx === undefined) {
-      while (this.flushing) await this.flushing;
-      this.finalFlush = true;
-      this.lastFlushChanged = 0;
-      let flushed = false;
-      try {
-        flushed = await this.flushNow();
-      } finally {
-        this.finalFlush = false;
-      }
-      if (flushed) {
-        const n = this.lastFlushChanged;
-        this.log.info(
-          { event: 'offsets.flushed.final', count: n },
-          n === 0
-            ? 'final offset flush: nothing new to commit'
-            : `final offset flush: ${n} offset${n === 1 ? '' : 's'} committed`,
-        );
-      }
-    }
+    await this.committer.finalCommit(timeout);
     this.transforms.close((alias, err) =>
       this.log.warn({ event: 'transform.close.failed', transform: alias, err }, `close() of transform '${alias}' threw; ignored`),
     );
@@ -1371,156 +1084,6 @@ export class TaskRunner<P, O, C> {
       this.log.warn(
         { event: 'task.stop.failed', err: stopped.error },
         stopped.timedOut ? `stop() did not return within ${timeout} ms; not waited for` : 'stop() threw; ignored',
-      );
-    }
-  }
-
-  /** transaction.boundary=connector: a commit or abort asked for by the task. */
-  private requestBoundary(kind: 'commit' | 'abort', record: SourceRecord<P, O> | HeartbeatRecord<P, O> | undefined): void {
-    if (record !== undefined && typeof record === 'object' && record !== null) {
-      this.txRequests.set(record, kind);
-      return;
-    }
-    // An abort wins over a commit asked for in the same round.
-    if (this.inRound) this.roundRequest = this.roundRequest === 'abort' ? 'abort' : kind;
-    else void this.endTransaction(kind);
-  }
-
-  /** After each poll round: the poll boundary commits; the connector boundary acts on a request for the round. */
-  private async roundEnded(): Promise<void> {
-    if (this.txSettings?.boundary === 'poll') {
-      await this.commitTransaction();
-      return;
-    }
-    const request = this.roundRequest;
-    this.roundRequest = undefined;
-    if (request !== undefined) await this.endTransaction(request);
-  }
-
-  /** Ends the open transaction as the task asked (TransactionContext). */
-  private endTransaction(kind: 'commit' | 'abort'): Promise<boolean> {
-    return kind === 'commit' ? this.commitTransaction() : this.abortRequested();
-  }
-
-  /**
-   * An abort the task asked for: its records are dropped, but their offsets are committed (in a
-   * transaction of their own, right after), as Kafka Connect's ExactlyOnceWorkerSourceTask does
-   * ("we still want to commit offsets so that the task doesn't see the same records all over
-   * again"): the next run resumes after them.
-   */
-  private abortRequested(): Promise<boolean> {
-    const offsets = this.txOffsets;
-    const aborted = this.abortTransaction();
-    if (offsets.size === 0 || this.status.state === 'FAILED') return aborted;
-    // Records handed over after the abort point (later in the same round) commit later offsets.
-    for (const [key, entry] of this.txOffsets) offsets.set(key, entry);
-    this.txOffsets = offsets;
-    return this.commitTransaction();
-  }
-
-  /**
-   * Ends the open transaction with a commit: its records (taken now), their offsets and any
-   * KIP-910 updates for partitions with nothing in flight. Resolves true once committed; false
-   * when it failed, which fails the task (every record of it is called back with the error).
-   */
-  private commitTransaction(): Promise<boolean> {
-    const tx = this.tx as TransactionalRecordSender;
-    if (this.status.state === 'FAILED') return this.abortTransaction();
-    const offsets = this.txOffsets;
-    const records = this.txRecords;
-    this.txOffsets = new Map();
-    this.txRecords = 0;
-    const now = this.clock.now();
-    // A transaction with no records of its own is worth it only for offsets: those acknowledged
-    // and not yet written, and KIP-910 updates (asked at most every offset.flush.interval.ms).
-    const askUpdates =
-      this.task.updateOffsets !== undefined && (records > 0 || now - this.txOffsetsOnlyAt >= this.settings.flushIntervalMs);
-    this.boundWarned = false;
-    if (records === 0 && offsets.size === 0 && !askUpdates) return this.txChain;
-    if (records === 0) this.txOffsetsOnlyAt = now;
-    const previous = this.txChain;
-    let written: Map<string, Committable<JsonObject, JsonObject>> = new Map();
-    const entries = previous.then(async () => {
-      this.takeCommittable();
-      if (askUpdates) await this.applyOffsetUpdates();
-      written = this.pending;
-      this.pending = new Map();
-      for (const [key, entry] of offsets) written.set(key, entry);
-      // Fails the transaction (nothing of it is visible: its records would otherwise be
-      // committed without their offsets), and so the task.
-      const unreadable = this.rules.dropUnreadable(written);
-      if (unreadable !== undefined) throw unreadable;
-      return [...written.values()].map((e): OffsetEntry => ({ partition: e.partition, offset: e.offset }));
-    });
-    let commit: Promise<void>;
-    try {
-      commit = tx.commitTransaction(this.options.connector, entries);
-    } catch (e) {
-      commit = Promise.reject(e);
-    }
-    const run = commit.then(
-      async () => {
-        const list = [...written.values()];
-        if (list.length > 0) {
-          this.log.debug({ event: 'transaction.committed', records, offsets: list.length }, 'transaction committed');
-          this.listener.offsetsFlushed?.(list.map((e) => ({ partition: e.partition, offset: e.offset })));
-        }
-        await this.commitHook(list);
-        return true;
-      },
-      (e: unknown) => {
-        const error = transactionFailure(e, this.id, records, written.size);
-        // The records were called back with the error, which fails the task; with none, fail it here.
-        this.fail(error);
-        if (this.stopping && this.finalFlushFailure === undefined) this.finalFlushFailure = error;
-        return false;
-      },
-    );
-    this.txChain = run;
-    return run;
-  }
-
-  /** Drops the open transaction: its records are called back (and acknowledged as dropped) before this returns. */
-  private abortTransaction(): Promise<boolean> {
-    const tx = this.tx as TransactionalRecordSender;
-    const records = this.txRecords;
-    this.txOffsets = new Map();
-    this.txRecords = 0;
-    this.boundWarned = false;
-    if (records === 0) return this.txChain;
-    this.discarding = true;
-    let done: Promise<void>;
-    try {
-      done = tx.abortTransaction();
-    } catch (e) {
-      done = Promise.reject(e);
-    } finally {
-      this.discarding = false;
-    }
-    this.log.info({ event: 'transaction.aborted', records }, `transaction of ${records} record(s) aborted`);
-    if (this.wakeLoop && this.submitted.inFlight < this.maxInFlight) this.wake();
-    const run = this.txChain
-      .then(() => done)
-      .then(
-        () => true,
-        () => false,
-      );
-    this.txChain = run;
-    return run;
-  }
-
-  /**
-   * At stop: a poll or interval boundary commits what was polled (a failed task aborts); the
-   * connector boundary aborts what the task did not commit, which the next run polls again.
-   */
-  private async endLastTransaction(timeout: number): Promise<void> {
-    this.txTimer?.unsubscribe();
-    const commit = this.taskStarted && this.status.state !== 'FAILED' && this.txSettings?.boundary !== 'connector';
-    const last = commit ? this.commitTransaction() : this.abortTransaction();
-    if (!(await withTimeout(this.clock, last, timeout)).ok) {
-      this.log.warn(
-        { event: 'transaction.stop.timeout' },
-        `the last transaction did not end within ${timeout} ms; not waited for`,
       );
     }
   }
@@ -1568,27 +1131,4 @@ export class TaskRunner<P, O, C> {
     this.state$.next(status);
     this.listener.stateChanged?.(status);
   }
-}
-
-/**
- * The error of a transaction that did not commit, saying what is known. The sender rejects both
- * when the commit failed and when its outcome is unknown (the EndTxn request timed out, the
- * connection dropped): the transaction may then still commit, or be aborted by the broker, and
- * only a read of the offsets by the restarted task tells. A fenced producer (TRANSACTION_FENCED)
- * keeps its own error: the newer producer aborted what this one left open.
- */
-function transactionFailure(e: unknown, id: string, records: number, offsets: number): TributaryError {
-  if (isTributaryError(e) && e.code !== 'TRANSACTION_FAILED') return e;
-  // The sender's own wording may claim an abort it cannot know: say what it was told instead.
-  let detail: unknown = e;
-  while (isTributaryError(detail) && detail.cause !== undefined) detail = detail.cause;
-  const text = detail instanceof Error ? detail.message : safeJson(detail);
-  return new TributaryError(
-    'TRANSACTION_FAILED',
-    `The transaction of task ${id} (${records} record(s), ${offsets} offset(s)) was not confirmed as committed: ` +
-      'it failed, or its outcome is unknown (it may yet commit, or be aborted by the broker). Its records are not visible to ' +
-      'read_committed consumers unless it committed; the task fails, and its restart fences this producer and resumes from ' +
-      `the offsets a read_committed read finds, so nothing is lost or written twice: ${text}`,
-    { cause: e },
-  );
 }
