@@ -16,7 +16,7 @@ import { type Clock, systemClock } from '../api/clock.js';
 import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import { isRetriableError } from '../api/retriable-error.js';
-import type { HeartbeatRecord, SourceRecord } from '../api/source-record.js';
+import type { SourceRecord } from '../api/source-record.js';
 import {
   hasDefaultCommitRecord,
   hasDefaultHeartbeats,
@@ -24,27 +24,24 @@ import {
   type SourceTask,
   type SourceTaskContext,
 } from '../api/source-task.js';
-import type { TransformRecord } from '../api/transformation.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { TransactionSettings } from './exactly-once-settings.js';
 import { FlushCommitter } from './pipeline/flush-committer.js';
 import type { CommitterHost, OffsetCommitter } from './pipeline/offset-committer.js';
 import { OffsetRules } from './pipeline/offset-rules.js';
-import { checkTimestampAndHeaders, invalidRecord, safeJson, TopicCheck } from './pipeline/record-checks.js';
+import { safeJson } from './pipeline/record-checks.js';
+import { RecordDispatcher } from './pipeline/record-dispatcher.js';
 import { guardListener, type TaskErrorCounts, type TaskListener } from './pipeline/task-listener.js';
 import { TransactionCommitter } from './pipeline/transaction-committer.js';
-import { headerMap, toTransformRecord } from './pipeline/transform-records.js';
 import {
   isTransactionalSender,
   type JsonObject,
   type OffsetStore,
-  type OutgoingRecord,
-  type RecordMetadata,
   type RecordSender,
   type SenderStall,
   type TransactionalRecordSender,
 } from './ports.js';
-import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
+import { type Committable, SubmittedRecords } from './submitted-records.js';
 import { inFlightBound, type TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
 import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
@@ -105,13 +102,6 @@ export class TaskRunner<P, O, C> {
 
   /** Partitions and offsets are kept encoded: a snapshot taken when the record was handed over. */
   private readonly submitted = new SubmittedRecords<JsonObject, JsonObject>();
-  /**
-   * True when something needs the whole record at its acknowledgement (a listener's `recordAcked`,
-   * or a task's own `commitRecord`): it is then kept while in flight; else only its topic is.
-   */
-  private readonly keepsRecords: boolean;
-  /** Topics already found valid, and the last one (most records go where their predecessor went). */
-  private readonly topics = new TopicCheck();
   private heartbeatBusy = false;
   /** When the running produceHeartbeatRecords() call started, and whether its slowness was logged. */
   private heartbeatStartedAt = 0;
@@ -155,16 +145,12 @@ export class TaskRunner<P, O, C> {
   /** The stall duration last logged. */
   private stallLogged = 0;
   private retries = 0;
-  private skipped = 0;
   private lastRetry: string | undefined;
   /** Consecutive poll rounds that ended with a RetriableError (0 after a round that did not). */
   private pollRetryAttempt = 0;
   private cancelRetryDelay: (() => void) | undefined;
-  /** Records (and heartbeats) held behind a record whose transform is being retried, in order. */
-  private backlog: Array<{ record: SourceRecord<P, O> | HeartbeatRecord<P, O>; heartbeat: boolean }> | undefined;
-  private backlogDone: Promise<void> | undefined;
-  /** The record whose transform is being retried: neither sent nor in `submitted` yet. */
-  private retried: SourceRecord<P, O> | undefined;
+  /** The stages from a record to the sender, and the acknowledgements back. */
+  private readonly dispatcher: RecordDispatcher<P, O>;
   /** Encoding of partitions and offsets, the read-back check and the KIP-910 update rules. */
   private readonly rules: OffsetRules<P, O>;
 
@@ -179,7 +165,6 @@ export class TaskRunner<P, O, C> {
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
     this.rules = new OffsetRules(this.task, options.connector, this.id, this.clock, this.log, () => this.settings.flushTimeoutMs);
-    this.keepsRecords = this.listener.recordAcked !== undefined || !hasDefaultCommitRecord(this.task);
     this.sender.onStall?.((stall) => this.senderStalled(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);
@@ -194,6 +179,23 @@ export class TaskRunner<P, O, C> {
       }
       this.committer = new TransactionCommitter(host, options.sender, options.transactions);
     } else this.committer = new FlushCommitter(host, options.offsetStore);
+    const keepsRecords = this.listener.recordAcked !== undefined || !hasDefaultCommitRecord(this.task);
+    this.dispatcher = new RecordDispatcher(
+      {
+        ...host,
+        sender: this.sender,
+        transforms: this.transforms,
+        committer: this.committer,
+        taskStopped: () => this.taskStopCalled,
+        retryDelay: (what, e, attempt, atMost) => this.retryDelay(what, e, attempt, atMost),
+        settled: (acked) => {
+          const inFlight = this.submitted.inFlight;
+          if (acked && this.wakeLoop && inFlight < this.maxInFlight) this.wake();
+          if (this.wakeDrained && inFlight === 0) this.wakeDrained();
+        },
+      },
+      keepsRecords,
+    );
   }
 
   /** What the committer uses of this runner. */
@@ -220,7 +222,7 @@ export class TaskRunner<P, O, C> {
         this.rules.applyUpdates(
           pending,
           (key) => this.submitted.has(key),
-          () => ({ retried: this.retried, backlog: this.backlog }),
+          () => ({ retried: this.dispatcher.retried, backlog: this.dispatcher.backlog }),
         ),
       commitHook: (committed) => this.commitHook(committed),
       reportLag: () => this.reportLag(),
@@ -267,7 +269,7 @@ export class TaskRunner<P, O, C> {
 
   /** Retries and skipped records so far. */
   get errorCounts(): TaskErrorCounts {
-    return { retries: this.retries, skipped: this.skipped, ...(this.lastRetry ? { lastRetry: this.lastRetry } : {}) };
+    return { retries: this.retries, skipped: this.dispatcher.skipped, ...(this.lastRetry ? { lastRetry: this.lastRetry } : {}) };
   }
 
   /** Records sent and not yet acknowledged. */
@@ -461,7 +463,7 @@ export class TaskRunner<P, O, C> {
       this.committer.takeCommittable();
       const emitted = await this.pollRound();
       if (emitted > this.largestRound) this.largestRound = emitted;
-      if (this.backlogDone) await this.backlogDone;
+      if (this.dispatcher.backlogDone) await this.dispatcher.backlogDone;
       const ended = this.committer.roundEnded();
       if (ended !== undefined) await ended;
       if (this.stopping) break;
@@ -520,7 +522,7 @@ export class TaskRunner<P, O, C> {
       this.round = source.subscribe({
         next: (record) => {
           count++;
-          this.dispatch(record, false);
+          this.dispatcher.dispatch(record, false);
           if (this.submitted.inFlight > 2 * this.maxInFlight && !this.overrunWarned) {
             this.overrunWarned = true;
             this.log.warn(
@@ -557,7 +559,7 @@ export class TaskRunner<P, O, C> {
         if (
           this.status.state !== 'RUNNING' ||
           this.stopping ||
-          this.backlog !== undefined ||
+          this.dispatcher.backlog !== undefined ||
           this.stall !== undefined ||
           this.submitted.inFlight >= this.maxInFlight + Math.max(this.maxInFlight, this.largestRound)
         ) {
@@ -583,7 +585,7 @@ export class TaskRunner<P, O, C> {
         this.heartbeatSlowWarned = false;
         this.listener.heartbeatTick?.(false);
         return defer(() => this.task.produceHeartbeatRecords()).pipe(
-          tap({ next: (record) => this.dispatch(record, true) }),
+          tap({ next: (record) => this.dispatcher.dispatch(record, true) }),
           catchError((e: unknown) => {
             // A RetriableError skips this tick; the next tick is the retry.
             if (isRetriableError(e)) this.noteRetry('produceHeartbeatRecords', e, this.settings.heartbeatIntervalMs);
@@ -596,261 +598,6 @@ export class TaskRunner<P, O, C> {
         );
       }),
     );
-  }
-
-  private dispatch(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, heartbeat: boolean): void {
-    if (this.status.state === 'FAILED') {
-      // Dropped unsent: no KIP-910 update (of the final flush) may commit past it.
-      this.rules.noteUnsent(record);
-      return;
-    }
-    if (this.rules.dispatchedDuringUpdate) this.rules.notePartition(record, this.rules.dispatchedDuringUpdate);
-    // Behind a record whose transform is being retried, everything waits its turn, heartbeats
-    // included: none may commit an offset past a record not yet sent.
-    if (this.backlog) {
-      this.backlog.push({ record, heartbeat });
-      return;
-    }
-    try {
-      checkTimestampAndHeaders(this.id, record, record.timestamp, record.headers, '');
-      // Heartbeat records never go through transforms: nothing may route one into a data topic.
-      if (!heartbeat && this.transforms.size > 0) {
-        this.dispatchTransformed(record as SourceRecord<P, O>);
-        return;
-      }
-      const topic = heartbeat ? this.settings.heartbeatTopic : record.topic;
-      if (typeof topic !== 'string' || topic.length === 0)
-        throw invalidRecord(
-          this.id,
-          record,
-          'has no topic',
-          'every record from poll() needs one; heartbeat records come from produceHeartbeatRecords()',
-        );
-      if (topic !== this.topics.last) this.topics.check(topic, this.id, record);
-      const partition = record.kafkaPartition;
-      if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0)) {
-        throw invalidRecord(this.id, record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
-      }
-      let key: Buffer | null;
-      let value: Buffer | null;
-      try {
-        key = this.settings.keyConverter(record.key, topic);
-        value = this.settings.valueConverter(record.value, topic);
-      } catch (e) {
-        if (!heartbeat && this.tolerated(e, record, 'conversion', { topic, partition, key: record.key, value: record.value }))
-          return;
-        throw e;
-      }
-      const out: OutgoingRecord = {
-        topic,
-        partition,
-        key,
-        value,
-        headers: record.headers ?? undefined,
-        timestamp: record.timestamp ?? undefined,
-        heartbeat,
-        source: record,
-      };
-      this.submit(record, out);
-    } catch (e) {
-      this.rules.noteUnsent(record);
-      const error = toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`);
-      this.listener.recordFailed?.(error);
-      this.fail(error);
-    }
-  }
-
-  /**
-   * A data record through the connector's transforms, then converted and sent. A record a
-   * transform drops is not sent, but its offset commits (behind the records before it), as in
-   * Kafka Connect.
-   */
-  private dispatchTransformed(record: SourceRecord<P, O>): void {
-    const input = toTransformRecord(record);
-    let transformed: TransformRecord | null;
-    try {
-      transformed = this.transforms.apply(input);
-    } catch (e) {
-      if (isRetriableError(e) && this.settings.retryTimeoutMs !== 0) {
-        this.retried = record;
-        this.backlog = [];
-        this.backlogDone = this.retryTransform(record, input, e).finally(() => {
-          this.backlogDone = undefined;
-        });
-        return;
-      }
-      this.transformFailed(record, input, e);
-      return;
-    }
-    this.sendTransformed(record, input, transformed);
-  }
-
-  /** A transform failed on a record for good: skipped under `errors.tolerance=all`, else the task fails. */
-  private transformFailed(record: SourceRecord<P, O>, input: TransformRecord, e: unknown): void {
-    const error = isRetriableError(e)
-      ? new TributaryError(
-          'TRANSFORM_FAILED',
-          `A transform of task ${this.id} kept failing with a RetriableError on a record for topic '${record.topic}' until errors.retry.timeout (${this.settings.retryTimeoutMs} ms) ran out: ${e.message}`,
-          { cause: e },
-        )
-      : toTributaryError(e, 'TRANSFORM_FAILED', `A transform of task ${this.id} failed on a record for topic '${record.topic}'`);
-    if (this.tolerated(error, record, 'transformation', input)) return;
-    throw error;
-  }
-
-  /**
-   * Applies the transforms to a record again after back-offs while they throw RetriableError,
-   * up to `errors.retry.timeout`; then sends it (or handles the failure), and dispatches what
-   * queued up behind it, in order.
-   */
-  private async retryTransform(record: SourceRecord<P, O>, input: TransformRecord, first: unknown): Promise<void> {
-    const started = this.clock.now();
-    const timeout = this.settings.retryTimeoutMs;
-    let error: unknown = first;
-    try {
-      for (let attempt = 1; ; attempt++) {
-        const left = timeout < 0 ? Number.POSITIVE_INFINITY : started + timeout - this.clock.now();
-        if (left <= 0) {
-          this.transformFailed(record, input, error);
-          break;
-        }
-        await this.retryDelay('transform', error, attempt, left);
-        // Left as they are (`retried`, `backlog`): nothing behind the record is sent, and no
-        // offset update commits past it or them.
-        if (this.stopping || this.status.state === 'FAILED') return;
-        try {
-          this.sendTransformed(record, input, this.transforms.apply(input));
-          break;
-        } catch (e) {
-          if (!isRetriableError(e)) {
-            this.transformFailed(record, input, e);
-            break;
-          }
-          error = e;
-        }
-      }
-    } catch (e) {
-      // The record and those behind it are never sent.
-      this.rules.noteUnsent(record);
-      for (const held of this.backlog ?? []) this.rules.noteUnsent(held.record);
-      this.retried = undefined;
-      this.backlog = undefined;
-      this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
-      return;
-    }
-    // Submitted (or skipped, which submits its offset as acknowledged): `submitted` has it now.
-    this.retried = undefined;
-    const waiting = this.backlog ?? [];
-    this.backlog = undefined;
-    for (let i = 0; i < waiting.length; i++) {
-      const next = waiting[i] as (typeof waiting)[number];
-      this.dispatch(next.record, next.heartbeat);
-      // A new retry started: the rest waits behind it again.
-      if (this.backlog) {
-        (this.backlog as typeof waiting).push(...waiting.slice(i + 1));
-        await this.backlogDone;
-        return;
-      }
-    }
-  }
-
-  /** Sends a transformed record (null: dropped, its offset commits). */
-  private sendTransformed(record: SourceRecord<P, O>, input: TransformRecord, transformed: TransformRecord | null): void {
-    if (transformed === null) {
-      this.submitSkipped(record);
-      return;
-    }
-    const topic = transformed.topic;
-    if (typeof topic !== 'string' || topic.length === 0)
-      throw invalidRecord(this.id, record, 'has no topic after its transforms', 'a transform must leave a non-empty topic');
-    if (topic !== this.topics.last) this.topics.check(topic, this.id, record);
-    const partition = transformed.kafkaPartition;
-    if (partition !== undefined && partition !== null && !(Number.isInteger(partition) && partition >= 0)) {
-      throw invalidRecord(
-        this.id,
-        record,
-        `has kafkaPartition ${String(partition)} after its transforms`,
-        'it must be an integer >= 0 or absent',
-      );
-    }
-    checkTimestampAndHeaders(this.id, record, transformed.timestamp ?? undefined, undefined, ' after its transforms');
-    let key: Buffer | null;
-    let value: Buffer | null;
-    try {
-      key = this.settings.keyConverter(transformed.key, topic);
-      value = this.settings.valueConverter(transformed.value, topic);
-    } catch (e) {
-      if (this.tolerated(e, record, 'conversion', transformed)) return;
-      throw e;
-    }
-    const out: OutgoingRecord = {
-      topic,
-      partition: partition ?? undefined,
-      key,
-      value,
-      // Headers no transform touched go out as the task gave them.
-      headers: transformed.headers === input.headers ? record.headers : headerMap(transformed.headers),
-      timestamp: transformed.timestamp ?? undefined,
-      heartbeat: false,
-      source: record,
-      transformed,
-    };
-    this.submit(record, out);
-  }
-
-  /** Counts as acknowledged a record that is not sent (dropped or skipped): its offset commits behind the records before it. */
-  private submitSkipped(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
-    const part = this.rules.encodePartition(record.sourcePartition);
-    const offset = this.rules.encodeOffset(record.sourceOffset);
-    this.submitted.submitAcked(part.key, part.encoded, offset);
-    // With exactly-once the offset of a record not sent commits in the transaction too.
-    this.committer.handedOver?.(record, part, offset);
-  }
-
-  /**
-   * `errors.tolerance=all`: skips a record a transform or converter failed on (its offset
-   * commits), counts it and logs it when `errors.log.enable` is set. False under `none`.
-   */
-  private tolerated(
-    error: unknown,
-    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
-    stage: 'transformation' | 'conversion',
-    shown: {
-      topic?: string;
-      partition?: number | undefined;
-      kafkaPartition?: number | undefined;
-      key?: unknown;
-      value?: unknown;
-      timestamp?: number | undefined;
-    },
-  ): boolean {
-    if (!this.settings.toleranceAll) return false;
-    this.skipped++;
-    if (this.settings.errorsLog) {
-      const message = error instanceof Error ? error.message : safeJson(error);
-      this.log.warn(
-        {
-          event: 'record.skipped',
-          stage,
-          skipped: this.skipped,
-          err: error,
-          ...(this.settings.errorsLogMessages
-            ? {
-                record: {
-                  topic: shown.topic,
-                  partition: shown.partition ?? shown.kafkaPartition,
-                  key: shown.key,
-                  value: shown.value,
-                  timestamp: shown.timestamp,
-                },
-              }
-            : {}),
-        },
-        `errors.tolerance=all: skipped a record that failed in ${stage} (source partition ${safeJson(record.sourcePartition)}, offset ${safeJson(record.sourceOffset)}): ${message}`,
-      );
-    }
-    this.submitSkipped(record);
-    return true;
   }
 
   /** A RetriableError from poll() (thrown or emitted): noted, and the next round waits a back-off. */
@@ -883,74 +630,6 @@ export class TaskRunner<P, O, C> {
     this.cancelRetryDelay = wait.cancel;
     await wait.promise;
     this.cancelRetryDelay = undefined;
-  }
-
-  private submit(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, out: OutgoingRecord): void {
-    const part = this.rules.encodePartition(record.sourcePartition);
-    const size = (out.key?.length ?? 0) + (out.value?.length ?? 0);
-    const offset = this.rules.encodeOffset(record.sourceOffset);
-    // Kept until the acknowledgement: the record itself only when something needs it then (a
-    // heartbeat always, they are few); else its topic, so the record, its source record and their
-    // values are garbage once the sender has them.
-    const handle = this.submitted.submit<OutgoingRecord | string>(
-      part.key,
-      part.encoded,
-      offset,
-      size,
-      this.keepsRecords || out.heartbeat ? out : out.topic,
-    );
-    try {
-      this.sender.send(out, (error, metadata) => this.onSent(handle, error, metadata));
-    } catch (e) {
-      // send() must not throw (RecordSender); one that does gets no callback for this record.
-      this.onSent(handle, e instanceof Error ? e : new Error(safeJson(e)), undefined);
-    }
-    this.committer.handedOver?.(record, part, offset);
-  }
-
-  private onSent(
-    handle: SubmittedRecord<JsonObject, OutgoingRecord | string>,
-    error: Error | undefined,
-    metadata: RecordMetadata | undefined,
-  ): void {
-    // A sender calling back again for a record it settled: a second acknowledgement changes
-    // nothing (after a failure it must not let the partition commit past the failed record); an
-    // error still fails the task, as the first would have.
-    if (handle.settled && error === undefined && metadata !== undefined) return;
-    const ref = handle.ref;
-    const out = typeof ref === 'string' ? undefined : ref;
-    const topic = typeof ref === 'string' ? ref : ref.topic;
-    if (this.committer.discarding) {
-      // Its transaction was aborted on purpose (TransactionContext): the record is dropped, and
-      // the partition's later records commit past it, as in Kafka Connect.
-      this.submitted.ack(handle);
-      return;
-    }
-    if (error || !metadata) {
-      // Nothing more will come for it, but its partition must not commit past it.
-      this.submitted.fail(handle);
-      const failure = toTributaryError(error ?? new Error('no metadata'), 'SEND_FAILED', `Sending to topic '${topic}' failed`);
-      this.listener.recordFailed?.(failure);
-      this.fail(failure);
-      if (this.wakeDrained && this.submitted.inFlight === 0) this.wakeDrained();
-      return;
-    }
-    this.submitted.ack(handle);
-    if (out !== undefined) {
-      // A task already stopped gets no more calls (its resources may be gone).
-      if (this.keepsRecords && !this.taskStopCalled) {
-        try {
-          this.task.commitRecord(out.source as SourceRecord<P, O>, metadata);
-        } catch (e) {
-          this.log.warn({ event: 'task.commitRecord.failed', err: e }, 'commitRecord() threw; ignored');
-        }
-      }
-      this.listener.recordAcked?.(out, metadata);
-    }
-    this.listener.recordAckedTo?.(topic, out?.heartbeat === true);
-    const inFlight = this.submitted.inFlight;
-    if (this.wakeLoop && inFlight < this.maxInFlight) this.wake();
-    if (this.wakeDrained && inFlight === 0) this.wakeDrained();
   }
 
   private wake(): void {
