@@ -31,6 +31,8 @@ import type { CommitterHost, OffsetCommitter } from './pipeline/offset-committer
 import { OffsetRules } from './pipeline/offset-rules.js';
 import { safeJson } from './pipeline/record-checks.js';
 import { RecordDispatcher } from './pipeline/record-dispatcher.js';
+import { SenderStallReport } from './pipeline/sender-stall-report.js';
+import { TaskHooks } from './pipeline/task-hooks.js';
 import { guardListener, type TaskErrorCounts, type TaskListener } from './pipeline/task-listener.js';
 import { TransactionCommitter } from './pipeline/transaction-committer.js';
 import {
@@ -38,10 +40,9 @@ import {
   type JsonObject,
   type OffsetStore,
   type RecordSender,
-  type SenderStall,
   type TransactionalRecordSender,
 } from './ports.js';
-import { type Committable, SubmittedRecords } from './submitted-records.js';
+import { SubmittedRecords } from './submitted-records.js';
 import { inFlightBound, type TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
 import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
@@ -74,8 +75,6 @@ export type { FlushOutcome, TaskErrorCounts, TaskListener, TaskProbe } from './p
 
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
 
-/** How often, at most, a lasting sender stall is logged again (ms of stall). */
-const STALL_LOG_INTERVAL_MS = 30_000;
 /** How long a poll() or produceHeartbeatRecords() call may run before the task says it has not completed. */
 const SLOW_CALL_MS = 60_000;
 
@@ -108,7 +107,6 @@ export class TaskRunner<P, O, C> {
   private heartbeatSlowWarned = false;
   /** Whether a poll round that overran the in-flight bound was logged (once per task). */
   private overrunWarned = false;
-  private lagFailed = false;
 
   private stopping = false;
   private starting: Promise<void> | undefined;
@@ -141,9 +139,9 @@ export class TaskRunner<P, O, C> {
    */
   private taskStopCalled = false;
   /** The sender's last stall report, while Kafka does not acknowledge records. */
-  private stall: SenderStall | undefined;
-  /** The stall duration last logged. */
-  private stallLogged = 0;
+  private readonly stall: SenderStallReport;
+  /** The task's commit() and sourceLag() after a commit. */
+  private readonly hooks: TaskHooks<P, O>;
   private retries = 0;
   private lastRetry: string | undefined;
   /** Consecutive poll rounds that ended with a RetriableError (0 after a round that did not). */
@@ -165,10 +163,21 @@ export class TaskRunner<P, O, C> {
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
     this.rules = new OffsetRules(this.task, options.connector, this.id, this.clock, this.log, () => this.settings.flushTimeoutMs);
-    this.sender.onStall?.((stall) => this.senderStalled(stall));
+    this.stall = new SenderStallReport(this.id, this.log, () => this.maxInFlight);
+    this.sender.onStall?.((stall) => this.stall.report(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);
     this.maxInFlight = inFlightBound(options.settings, options.transactions);
+    this.hooks = new TaskHooks(
+      this.task as SourceTask<P, O, unknown>,
+      this.rules,
+      this.clock,
+      this.log,
+      this.listener,
+      () => this.settings.flushTimeoutMs,
+      () => this.taskStarted,
+      () => this.taskStopCalled,
+    );
     const host = this.committerHost();
     if (options.transactions !== undefined) {
       if (!isTransactionalSender(options.sender)) {
@@ -224,8 +233,8 @@ export class TaskRunner<P, O, C> {
           (key) => this.submitted.has(key),
           () => ({ retried: this.dispatcher.retried, backlog: this.dispatcher.backlog }),
         ),
-      commitHook: (committed) => this.commitHook(committed),
-      reportLag: () => this.reportLag(),
+      commitHook: (committed) => this.hooks.commitHook(committed),
+      reportLag: () => this.hooks.reportLag(),
     };
   }
 
@@ -257,14 +266,7 @@ export class TaskRunner<P, O, C> {
    * bound (unless the producer's `delivery.timeout.ms` is set, after which the task fails).
    */
   get warning(): string | undefined {
-    const stall = this.stall;
-    if (stall === undefined) return this.committer.warning();
-    return (
-      `Kafka has not acknowledged records of task ${this.id} for ${Math.round(stall.durationMs / 1000)} s ` +
-      `(since ${new Date(stall.since).toISOString()}): ${stall.reason}. The records are kept and sent again in order; ` +
-      `polling pauses while ${this.maxInFlight} records are unacknowledged. ` +
-      'Check that the brokers in bootstrap.servers are up and reachable from this worker.'
-    );
+    return this.stall.warning() ?? this.committer.warning();
   }
 
   /** Retries and skipped records so far. */
@@ -560,7 +562,7 @@ export class TaskRunner<P, O, C> {
           this.status.state !== 'RUNNING' ||
           this.stopping ||
           this.dispatcher.backlog !== undefined ||
-          this.stall !== undefined ||
+          this.stall.stalled ||
           this.submitted.inFlight >= this.maxInFlight + Math.max(this.maxInFlight, this.largestRound)
         ) {
           return false;
@@ -636,61 +638,6 @@ export class TaskRunner<P, O, C> {
     const wake = this.wakeLoop;
     this.wakeLoop = undefined;
     wake?.();
-  }
-
-  /** Asks the task how far behind its source it is (after each flush, so against fresh committed offsets); bounded, never fails the task. */
-  private async reportLag(): Promise<void> {
-    if (!this.task.sourceLag || !this.taskStarted) return;
-    try {
-      const outcome = await withTimeout(
-        this.clock,
-        Promise.resolve().then(() => this.task.sourceLag?.()),
-        this.settings.flushTimeoutMs,
-      );
-      if (!outcome.ok) {
-        if (outcome.timedOut)
-          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
-        throw outcome.error;
-      }
-      const lag = outcome.value ?? undefined;
-      if (lag !== undefined && !(Number.isFinite(lag.position) && lag.position >= 0)) {
-        throw new Error(`it returned position ${safeJson(lag.position)}: a finite number >= 0 is accepted`);
-      }
-      if (lag?.timeMs !== undefined && !(Number.isFinite(lag.timeMs) && lag.timeMs >= 0)) {
-        throw new Error(`it returned timeMs ${safeJson(lag.timeMs)}: a finite number >= 0, or none, is accepted`);
-      }
-      this.lagFailed = false;
-      this.listener.sourceLag?.(lag);
-    } catch (e) {
-      // Logged at warn once per run of failures, then at debug: it is asked after every flush.
-      const fields = { event: 'task.sourceLag.failed', err: e };
-      const message = `sourceLag() failed; the source lag is shown unknown: ${(e as Error).message}`;
-      if (this.lagFailed) this.log.debug(fields, message);
-      else this.log.warn(fields, message);
-      this.lagFailed = true;
-      this.listener.sourceLag?.(undefined);
-    }
-  }
-
-  /** Runs the task's commit() with what the flush made durable; bounded, so a hung hook cannot stop later flushes. */
-  private async commitHook(committed: Iterable<Committable<JsonObject, JsonObject>>): Promise<void> {
-    // A transaction that committed after the task's stop() was called: the task hears nothing more.
-    if (this.taskStopCalled) return;
-    try {
-      const outcome = await withTimeout(
-        this.clock,
-        Promise.resolve(this.task.commit(this.rules.decodeAll(committed))),
-        this.settings.flushTimeoutMs,
-      );
-      if (!outcome.ok) {
-        if (outcome.timedOut)
-          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
-        throw outcome.error;
-      }
-    } catch (e) {
-      this.log.warn({ event: 'task.commit.failed', err: e }, `commit() failed; ignored: ${(e as Error).message}`);
-    }
-    this.listener.committed?.();
   }
 
   private fail(error: TributaryError): void {
@@ -779,29 +726,6 @@ export class TaskRunner<P, O, C> {
       this.log.warn(
         { event: 'task.stop.inflight.timeout', inFlight: this.submitted.inFlight },
         `${this.submitted.inFlight} records still unacknowledged after ${timeoutMs} ms; their offsets are not committed`,
-      );
-    }
-  }
-
-  /** Keeps the sender's stall report for {@link warning}; logs it at first, then at a bounded rate. */
-  private senderStalled(stall: SenderStall | undefined): void {
-    const previous = this.stall;
-    this.stall = stall;
-    if (stall === undefined) {
-      if (previous !== undefined) {
-        this.log.info(
-          { event: 'sender.recovered', stalledMs: previous.durationMs },
-          `Kafka acknowledges records again after about ${Math.round(previous.durationMs / 1000)} s`,
-        );
-      }
-      this.stallLogged = 0;
-      return;
-    }
-    if (previous === undefined || stall.durationMs - this.stallLogged >= STALL_LOG_INTERVAL_MS) {
-      this.stallLogged = stall.durationMs;
-      this.log.warn(
-        { event: 'sender.stalled', stalledMs: stall.durationMs, since: stall.since, reason: stall.reason },
-        this.warning ?? stall.reason,
       );
     }
   }
