@@ -67,6 +67,7 @@ export function checkTimestampAndHeaders(
  *
  * @example
  * ```ts
+ * const record = { sourcePartition: { file: 'a' }, sourceOffset: { line: 1 }, topic: 'orders', value: 'x' };
  * const topics = new TopicCheck();
  * if (record.topic !== topics.last) topics.check(record.topic, 'orders-0', record);
  * ```
