@@ -1,8 +1,8 @@
 import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import type { SourceLag } from '../api/source-task.js';
+import type { FlushOutcome, TaskListener, TaskProbe } from './pipeline/task-listener.js';
 import type { JsonObject, OffsetEntry } from './ports.js';
-import type { FlushOutcome, TaskListener, TaskProbe } from './task-runner.js';
 import type { TaskState, TaskStatus } from './task-status.js';
 
 /** Per-partition freshness: the figures of one source partition. */

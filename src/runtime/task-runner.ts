@@ -15,118 +15,37 @@ import { canonicalJson } from '../api/canonical-json.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import { OffsetDecodeError, TributaryError, toTributaryError, traceOf } from '../api/errors.js';
 import { type Logger, silentLogger } from '../api/logger.js';
-import { notStoredAsGiven } from '../api/offset-codec.js';
 import { isRetriableError } from '../api/retriable-error.js';
-import type { HeartbeatRecord, OffsetUpdate, SourceRecord } from '../api/source-record.js';
+import type { SourceRecord } from '../api/source-record.js';
 import {
   hasDefaultCommitRecord,
   hasDefaultHeartbeats,
   type OffsetReader,
-  type SourceLag,
   type SourceTask,
   type SourceTaskContext,
 } from '../api/source-task.js';
-import type { TransactionContext } from '../api/transaction-context.js';
-import type { RecordHeader, TransformRecord } from '../api/transformation.js';
-import { connectValueText } from '../transforms/java-compat.js';
 import { clockDelay, withTimeout, yieldToEventLoop } from './clock-timers.js';
 import type { TransactionSettings } from './exactly-once-settings.js';
+import { FlushCommitter } from './pipeline/flush-committer.js';
+import type { CommitterHost, OffsetCommitter } from './pipeline/offset-committer.js';
+import { OffsetRules } from './pipeline/offset-rules.js';
+import { safeJson } from './pipeline/record-checks.js';
+import { RecordDispatcher } from './pipeline/record-dispatcher.js';
+import { SenderStallReport } from './pipeline/sender-stall-report.js';
+import { TaskHooks } from './pipeline/task-hooks.js';
+import { guardListener, type TaskErrorCounts, type TaskListener } from './pipeline/task-listener.js';
+import { TransactionCommitter } from './pipeline/transaction-committer.js';
 import {
   isTransactionalSender,
   type JsonObject,
-  type OffsetEntry,
   type OffsetStore,
-  type OutgoingRecord,
-  type RecordMetadata,
   type RecordSender,
-  type SenderStall,
-  setHeader,
   type TransactionalRecordSender,
 } from './ports.js';
-import { type Committable, type SubmittedRecord, SubmittedRecords } from './submitted-records.js';
+import { SubmittedRecords } from './submitted-records.js';
 import { inFlightBound, type TaskSettings } from './task-settings.js';
 import type { TaskStatus } from './task-status.js';
-import { MAX_TOPIC_LENGTH, topicNameProblem } from './topic-name.js';
 import { NO_TRANSFORMS, type TransformChain } from './transform-chain.js';
-
-/** Instrumentation: called synchronously as things happen. Keep listeners cheap. */
-export interface TaskListener {
-  /**
-   * A record was acknowledged by the sender. A listener that needs only the topic implements
-   * {@link recordAckedTo} instead: while some listener has `recordAcked`, the runner keeps every
-   * record in flight alive until its acknowledgement.
-   */
-  recordAcked?(record: OutgoingRecord, metadata: RecordMetadata): void;
-  /**
-   * A record was acknowledged: its topic, and whether it is a heartbeat record. Called beside
-   * {@link recordAcked} when both are there. With this alone (and a task that does not override
-   * `commitRecord`) the runner keeps only the topic of a record in flight, not the record, its
-   * source record and their values: most of the memory a record in flight takes.
-   *
-   * @example
-   * ```ts
-   * const written = new Map<string, number>();
-   * const listener: TaskListener = {
-   *   recordAckedTo(topic, heartbeat) {
-   *     if (!heartbeat) written.set(topic, (written.get(topic) ?? 0) + 1);
-   *   },
-   * };
-   * ```
-   */
-  recordAckedTo?(topic: string, heartbeat: boolean): void;
-  /** Offsets were written to the store. */
-  offsetsFlushed?(entries: readonly OffsetEntry[]): void;
-  /** An offset flush failed or timed out; its offsets go out with the next one. */
-  flushFailed?(error: TributaryError): void;
-  /** The task's `commit()` hook ran after a flush. */
-  committed?(): void;
-  /** Called once, when the runner is built: what the listener may read at any time later. */
-  attached?(task: TaskProbe): void;
-  /** A poll round ended: the records it emitted and how long it ran, in milliseconds. */
-  pollCompleted?(records: number, durationMs: number): void;
-  /** A heartbeat tick came: `skipped` when the previous `produceHeartbeatRecords()` was still running. */
-  heartbeatTick?(skipped: boolean): void;
-  /** A record could not be sent (invalid, or the sender gave up on it); the task fails with `error`. */
-  recordFailed?(error: TributaryError): void;
-  /** An offset flush ended, successful or not (flushes with nothing to write included). */
-  flushCompleted?(outcome: FlushOutcome): void;
-  /** The task's state changed. */
-  stateChanged?(status: TaskStatus): void;
-  /** The task reported how far its committed offset is behind its source (see `SourceTask.sourceLag`). */
-  sourceLag?(lag: SourceLag | undefined): void;
-}
-
-/** What a {@link TaskListener} may read from the runner it instruments. */
-export interface TaskProbe {
-  /** Records sent and not yet acknowledged. */
-  readonly inFlight: number;
-  readonly status: TaskStatus;
-  /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
-  uncommitted(): { records: number; bytes: number };
-  /** Retries and records skipped by `errors.tolerance=all` so far. */
-  readonly errorCounts: TaskErrorCounts;
-}
-
-/** How one offset flush went. */
-export interface FlushOutcome {
-  readonly ok: boolean;
-  /** From the start of the flush to the store's answer (or the timeout), in milliseconds. */
-  readonly durationMs: number;
-  /** Source partitions written; 0 for a flush that had nothing to write. */
-  readonly partitions: number;
-  /** Acknowledged records (data and heartbeat) whose offsets this flush made durable; 0 when it failed. */
-  readonly records: number;
-  /** Their key and value bytes. */
-  readonly bytes: number;
-}
-
-/** What a task's error handling did so far: retries after a RetriableError, records skipped by `errors.tolerance=all`. */
-export interface TaskErrorCounts {
-  readonly retries: number;
-  readonly skipped: number;
-  /** The message of the last RetriableError retried. */
-  readonly lastRetry?: string;
-}
 
 /** What a {@link TaskRunner} runs and with what. */
 export interface TaskRunnerOptions<P, O, C> {
@@ -152,17 +71,12 @@ export interface TaskRunnerOptions<P, O, C> {
   readonly transactions?: TransactionSettings | undefined;
 }
 
+export type { FlushOutcome, TaskErrorCounts, TaskListener, TaskProbe } from './pipeline/task-listener.js';
+
 type Stored = Map<string, { partition: JsonObject; offset: JsonObject }>;
 
-/** How often, at most, a lasting sender stall is logged again (ms of stall). */
-const STALL_LOG_INTERVAL_MS = 30_000;
 /** How long a poll() or produceHeartbeatRecords() call may run before the task says it has not completed. */
 const SLOW_CALL_MS = 60_000;
-
-interface EncodedPartition {
-  readonly key: string;
-  readonly encoded: JsonObject;
-}
 
 /**
  * Runs one source task: poll rounds merged with heartbeats, routing and conversion, sending,
@@ -187,42 +101,12 @@ export class TaskRunner<P, O, C> {
 
   /** Partitions and offsets are kept encoded: a snapshot taken when the record was handed over. */
   private readonly submitted = new SubmittedRecords<JsonObject, JsonObject>();
-  /**
-   * True when something needs the whole record at its acknowledgement (a listener's `recordAcked`,
-   * or a task's own `commitRecord`): it is then kept while in flight; else only its topic is.
-   */
-  private readonly keepsRecords: boolean;
-  private pending = new Map<string, Committable<JsonObject, JsonObject>>();
-  private readonly partitions = new WeakMap<object, EncodedPartition>();
-  /** The last partition encoded (object and result): most records repeat their predecessor's partition. */
-  private lastPartition: object | undefined;
-  private lastEncoded: EncodedPartition | undefined;
-  /** Topics already found valid, and the last one (most records go where their predecessor went). */
-  private readonly validTopics = new Set<string>();
-  private lastTopic: string | undefined;
-  private flushing: Promise<boolean> | undefined;
-  /** Acknowledged records (and their bytes) taken out of `submitted` whose offsets are in `pending`, not yet flushed. */
-  private pendingRecords = 0;
-  private pendingBytes = 0;
-  /** The same for the flush being written. */
-  private flushingRecords = 0;
-  private flushingBytes = 0;
   private heartbeatBusy = false;
   /** When the running produceHeartbeatRecords() call started, and whether its slowness was logged. */
   private heartbeatStartedAt = 0;
   private heartbeatSlowWarned = false;
   /** Whether a poll round that overran the in-flight bound was logged (once per task). */
   private overrunWarned = false;
-  private lagFailed = false;
-  private storeWrite: Promise<unknown> | undefined;
-  /** The last committed offset of each partition (canonical JSON), to log a flush only when it changes something. */
-  private readonly committed = new Map<string, string>();
-  /** Keys of source partitions the task's codec read back at an earlier flush (see dropUnreadable). */
-  private readonly readablePartitions = new Set<string>();
-  /** Set while the final flush of a stop runs: it logs its own line, and a failure then is not retried. */
-  private finalFlush = false;
-  /** Partitions whose offset the last successful flush changed. */
-  private lastFlushChanged = 0;
 
   private stopping = false;
   private starting: Promise<void> | undefined;
@@ -239,57 +123,34 @@ export class TaskRunner<P, O, C> {
   });
   private loop: Promise<void> = Promise.resolve();
   private round: Subscription | undefined;
-  private flushTimer: Subscription | undefined;
   private heartbeatTimer: Subscription | undefined;
   private wakeLoop: (() => void) | undefined;
   private wakeDrained: (() => void) | undefined;
   private shutdown: Promise<void> | undefined;
-  private finalFlushFailure: TributaryError | undefined;
-  /** Exactly-once: the transactional sender and its settings (both undefined when off). */
-  private readonly tx: TransactionalRecordSender | undefined;
-  private readonly txSettings: TransactionSettings | undefined;
+  /** Where acknowledged offsets go: flushes to the offset store, or Kafka transactions. */
+  private readonly committer: OffsetCommitter<P, O>;
   /** Records in flight at which polling pauses ({@link inFlightBound}). */
   private readonly maxInFlight: number;
   /** The most records one poll round has emitted so far (the in-flight bound applies between rounds). */
   private largestRound = 0;
-  /** Source offsets of the records in the open transaction, by partition key. */
-  private txOffsets = new Map<string, Committable<JsonObject, JsonObject>>();
-  /** Records in the open transaction. */
-  private txRecords = 0;
-  /** The transactions ended so far, one after the other; resolves true when the last committed (never rejects). */
-  private txChain: Promise<boolean> = Promise.resolve(true);
-  private txTimer: Subscription | undefined;
-  /** When (clock ms) a transaction last asked updateOffsets() without records of its own. */
-  private txOffsetsOnlyAt = 0;
-  /** True while the sender calls back the records of an aborted transaction. */
-  private discarding = false;
-  /** transaction.boundary=connector: requests at a record, and for the current poll round. */
-  private readonly txRequests = new WeakMap<object, 'commit' | 'abort'>();
-  private roundRequest: 'commit' | 'abort' | undefined;
-  private inRound = false;
+  /**
+   * Set once the task's stop() is called (or the runner aborted): a transaction or send that
+   * completes later calls neither commitRecord() nor commit() on the stopped task.
+   */
+  private taskStopCalled = false;
   /** The sender's last stall report, while Kafka does not acknowledge records. */
-  private stall: SenderStall | undefined;
-  /** The stall duration last logged. */
-  private stallLogged = 0;
+  private readonly stall: SenderStallReport;
+  /** The task's commit() and sourceLag() after a commit. */
+  private readonly hooks: TaskHooks<P, O>;
   private retries = 0;
-  private skipped = 0;
   private lastRetry: string | undefined;
   /** Consecutive poll rounds that ended with a RetriableError (0 after a round that did not). */
   private pollRetryAttempt = 0;
   private cancelRetryDelay: (() => void) | undefined;
-  /** Records (and heartbeats) held behind a record whose transform is being retried, in order. */
-  private backlog: Array<{ record: SourceRecord<P, O> | HeartbeatRecord<P, O>; heartbeat: boolean }> | undefined;
-  private backlogDone: Promise<void> | undefined;
-  /** The record whose transform is being retried: neither sent nor in `submitted` yet. */
-  private retried: SourceRecord<P, O> | undefined;
-  /**
-   * Keys of partitions with a record that this run will never send (it failed before it was
-   * submitted, or came after the task failed): as for a failed send, no KIP-910 update may
-   * commit past it. Only failures add to it, and each fails the task, so it stays small.
-   */
-  private readonly unsent = new Set<string>();
-  /** While updateOffsets() runs: keys of the partitions that got a record meanwhile, wherever it went. */
-  private dispatchedDuringUpdate: Set<string> | undefined;
+  /** The stages from a record to the sender, and the acknowledgements back. */
+  private readonly dispatcher: RecordDispatcher<P, O>;
+  /** Encoding of partitions and offsets, the read-back check and the KIP-910 update rules. */
+  private readonly rules: OffsetRules<P, O>;
 
   constructor(private readonly options: TaskRunnerOptions<P, O, C>) {
     this.task = options.task;
@@ -301,12 +162,23 @@ export class TaskRunner<P, O, C> {
     this.id = `${options.connector}-${options.taskId}`;
     this.log = (options.logger ?? silentLogger).child({ connector: options.connector, task: options.taskId });
     this.listener = guardListener(options.listener ?? {}, this.log);
-    this.keepsRecords = this.listener.recordAcked !== undefined || !hasDefaultCommitRecord(this.task);
-    this.sender.onStall?.((stall) => this.senderStalled(stall));
+    this.rules = new OffsetRules(this.task, options.connector, this.id, this.clock, this.log, () => this.settings.flushTimeoutMs);
+    this.stall = new SenderStallReport(this.id, this.log, () => this.maxInFlight);
+    this.sender.onStall?.((stall) => this.stall.report(stall));
     this.transforms = options.transforms ?? NO_TRANSFORMS;
     this.listener.attached?.(this);
-    this.txSettings = options.transactions;
     this.maxInFlight = inFlightBound(options.settings, options.transactions);
+    this.hooks = new TaskHooks(
+      this.task as SourceTask<P, O, unknown>,
+      this.rules,
+      this.clock,
+      this.log,
+      this.listener,
+      () => this.settings.flushTimeoutMs,
+      () => this.taskStarted,
+      () => this.taskStopCalled,
+    );
+    const host = this.committerHost();
     if (options.transactions !== undefined) {
       if (!isTransactionalSender(options.sender)) {
         throw new TributaryError(
@@ -314,8 +186,56 @@ export class TaskRunner<P, O, C> {
           `Task ${this.id}: exactly.once.source.support=enabled needs a transactional Kafka sender; this worker's sender is not one (exactly-once needs bootstrap.servers and offsets in Kafka)`,
         );
       }
-      this.tx = options.sender;
-    }
+      this.committer = new TransactionCommitter(host, options.sender, options.transactions);
+    } else this.committer = new FlushCommitter(host, options.offsetStore);
+    const keepsRecords = this.listener.recordAcked !== undefined || !hasDefaultCommitRecord(this.task);
+    this.dispatcher = new RecordDispatcher(
+      {
+        ...host,
+        sender: this.sender,
+        transforms: this.transforms,
+        committer: this.committer,
+        taskStopped: () => this.taskStopCalled,
+        retryDelay: (what, e, attempt, atMost) => this.retryDelay(what, e, attempt, atMost),
+        settled: (acked) => {
+          const inFlight = this.submitted.inFlight;
+          if (acked && this.wakeLoop && inFlight < this.maxInFlight) this.wake();
+          if (this.wakeDrained && inFlight === 0) this.wakeDrained();
+        },
+      },
+      keepsRecords,
+    );
+  }
+
+  /** What the committer uses of this runner. */
+  private committerHost(): CommitterHost<P, O> {
+    return {
+      id: this.id,
+      connector: this.options.connector,
+      task: this.task as SourceTask<P, O, unknown>,
+      clock: this.clock,
+      log: this.log,
+      listener: this.listener,
+      submitted: this.submitted,
+      rules: this.rules,
+      maxInFlight: this.maxInFlight,
+      settings: () => this.settings,
+      state: () => this.status.state,
+      stopping: () => this.stopping,
+      taskStarted: () => this.taskStarted,
+      fail: (error) => this.fail(error),
+      wake: () => {
+        if (this.wakeLoop && this.submitted.inFlight < this.maxInFlight) this.wake();
+      },
+      applyOffsetUpdates: (pending) =>
+        this.rules.applyUpdates(
+          pending,
+          (key) => this.submitted.has(key),
+          () => ({ retried: this.dispatcher.retried, backlog: this.dispatcher.backlog }),
+        ),
+      commitHook: (committed) => this.hooks.commitHook(committed),
+      reportLag: () => this.hooks.reportLag(),
+    };
   }
 
   /** The current state. */
@@ -336,7 +256,7 @@ export class TaskRunner<P, O, C> {
    * ```
    */
   get finalFlushError(): TributaryError | undefined {
-    return this.finalFlushFailure;
+    return this.committer.finalError;
   }
 
   /**
@@ -346,19 +266,12 @@ export class TaskRunner<P, O, C> {
    * bound (unless the producer's `delivery.timeout.ms` is set, after which the task fails).
    */
   get warning(): string | undefined {
-    const stall = this.stall;
-    if (stall === undefined) return undefined;
-    return (
-      `Kafka has not acknowledged records of task ${this.id} for ${Math.round(stall.durationMs / 1000)} s ` +
-      `(since ${new Date(stall.since).toISOString()}): ${stall.reason}. The records are kept and sent again in order; ` +
-      `polling pauses while ${this.maxInFlight} records are unacknowledged. ` +
-      'Check that the brokers in bootstrap.servers are up and reachable from this worker.'
-    );
+    return this.stall.warning() ?? this.committer.warning();
   }
 
   /** Retries and skipped records so far. */
   get errorCounts(): TaskErrorCounts {
-    return { retries: this.retries, skipped: this.skipped, ...(this.lastRetry ? { lastRetry: this.lastRetry } : {}) };
+    return { retries: this.retries, skipped: this.dispatcher.skipped, ...(this.lastRetry ? { lastRetry: this.lastRetry } : {}) };
   }
 
   /** Records sent and not yet acknowledged. */
@@ -369,9 +282,10 @@ export class TaskRunner<P, O, C> {
   /** Records (data and heartbeat) acknowledged whose offsets are not yet in the store, and their key and value bytes. */
   uncommitted(): { records: number; bytes: number } {
     const queued = this.submitted.ackedNotTaken();
+    const committing = this.committer.uncommitted();
     return {
-      records: queued.records + this.pendingRecords + this.flushingRecords,
-      bytes: queued.bytes + this.pendingBytes + this.flushingBytes,
+      records: queued.records + committing.records,
+      bytes: queued.bytes + committing.bytes,
     };
   }
 
@@ -437,21 +351,13 @@ export class TaskRunner<P, O, C> {
     if (this.stopping) return;
     this.startRetry = undefined;
     this.setStatus({ state: this.pausedAtStart ? 'PAUSED' : 'RUNNING' });
-    if (stored.size <= 10_000) for (const [key, entry] of stored) this.committed.set(key, canonicalJson(entry.offset));
     this.log.info(
       { event: 'task.started', committedOffsets: stored.size },
       stored.size === 0
         ? 'task started with no committed offsets: the task starts from its beginning'
         : `task started, resuming from ${stored.size} committed offset${stored.size === 1 ? '' : 's'}`,
     );
-    if (this.txSettings === undefined) {
-      this.flushTimer = interval(this.settings.flushIntervalMs, this.clock.scheduler).subscribe(() => this.periodicFlush());
-    } else if (this.txSettings.boundary === 'interval') {
-      this.txOffsetsOnlyAt = this.clock.now();
-      this.txTimer = interval(this.txSettings.intervalMs, this.clock.scheduler).subscribe(() => {
-        if (!this.stopping) void this.commitTransaction();
-      });
-    } else this.txOffsetsOnlyAt = this.clock.now();
+    this.committer.start(stored);
     // heartbeats() fails the task on an error itself; the handler keeps RxJS from rethrowing it
     // outside the task, where it would end the process.
     if (this.settings.heartbeatIntervalMs > 0) this.heartbeatTimer = this.heartbeats().subscribe({ error: () => {} });
@@ -500,11 +406,11 @@ export class TaskRunner<P, O, C> {
    */
   abort(): void {
     this.stopping = true;
+    this.taskStopCalled = true;
     this.cancelRetryDelay?.();
     this.shutdown ??= Promise.resolve();
     this.unsubscribe(this.heartbeatTimer, 'heartbeat');
-    this.flushTimer?.unsubscribe();
-    this.txTimer?.unsubscribe();
+    this.committer.halt();
     this.unsubscribe(this.round, 'poll round');
     this.wake();
     if (this.status.state !== 'FAILED') this.setStatus({ state: 'STOPPED' });
@@ -515,9 +421,7 @@ export class TaskRunner<P, O, C> {
    * exactly-once: commits the open transaction, records and offsets.
    */
   async flushNow(): Promise<boolean> {
-    if (this.tx !== undefined) return this.commitTransaction();
-    while (this.flushing) await this.flushing;
-    return this.runFlush();
+    return this.committer.commitNow();
   }
 
   private context(stored: Stored): SourceTaskContext<P, O> {
@@ -530,18 +434,12 @@ export class TaskRunner<P, O, C> {
     };
     const offsets: OffsetReader<P, O> = {
       offset: async (partition) => {
-        const entry = stored.get(this.encodePartition(partition).key);
+        const entry = stored.get(this.rules.encodePartition(partition).key);
         return entry ? decode(entry) : undefined;
       },
-      offsets: async () => this.decodeAll(stored.values()),
+      offsets: async () => this.rules.decodeAll(stored.values()),
     };
-    const transactionContext: TransactionContext<P, O> | undefined =
-      this.txSettings?.boundary === 'connector'
-        ? {
-            commitTransaction: (record) => this.requestBoundary('commit', record),
-            abortTransaction: (record) => this.requestBoundary('abort', record),
-          }
-        : undefined;
+    const transactionContext = this.committer.transactionContext();
     return { connector, taskId: this.options.taskId, clock: this.clock, offsets, logger: this.log, transactionContext };
   }
 
@@ -556,6 +454,7 @@ export class TaskRunner<P, O, C> {
   private async pollLoop(): Promise<void> {
     while (!this.stopping) {
       if (this.status.state !== 'RUNNING' || this.submitted.inFlight >= this.maxInFlight) {
+        this.committer.pollPaused();
         await new Promise<void>((resolve) => {
           this.wakeLoop = resolve;
         });
@@ -563,11 +462,12 @@ export class TaskRunner<P, O, C> {
       }
       // As Kafka Connect does at the top of each loop pass: move acknowledged offsets out of the
       // per-partition queues now, so they do not grow with every record until the next flush.
-      this.takeCommittable();
+      this.committer.takeCommittable();
       const emitted = await this.pollRound();
       if (emitted > this.largestRound) this.largestRound = emitted;
-      if (this.backlogDone) await this.backlogDone;
-      if (this.tx !== undefined) await this.roundEnded();
+      if (this.dispatcher.backlogDone) await this.dispatcher.backlogDone;
+      const ended = this.committer.roundEnded();
+      if (ended !== undefined) await ended;
       if (this.stopping) break;
       if (this.pollRetryAttempt > 0) {
         await this.retryDelay('poll', undefined, this.pollRetryAttempt);
@@ -594,7 +494,7 @@ export class TaskRunner<P, O, C> {
       let count = 0;
       let source: Observable<SourceRecord<P, O>>;
       // A TransactionContext request made in poll() is about the records of this round.
-      this.inRound = true;
+      this.committer.inRound(true);
       try {
         source = this.task.poll();
         if (typeof (source as Partial<Observable<unknown>> | undefined)?.subscribe !== 'function') {
@@ -604,7 +504,7 @@ export class TaskRunner<P, O, C> {
           );
         }
       } catch (e) {
-        this.inRound = false;
+        this.committer.inRound(false);
         if (!this.pollRetriable(e)) this.fail(toTributaryError(e, 'POLL_FAILED', `poll() of task ${this.id} threw`));
         resolve(0);
         return;
@@ -618,13 +518,13 @@ export class TaskRunner<P, O, C> {
       }, SLOW_CALL_MS);
       const end = (): void => {
         slow.unsubscribe();
-        this.inRound = false;
+        this.committer.inRound(false);
         resolve(count);
       };
       this.round = source.subscribe({
         next: (record) => {
           count++;
-          this.dispatch(record, false);
+          this.dispatcher.dispatch(record, false);
           if (this.submitted.inFlight > 2 * this.maxInFlight && !this.overrunWarned) {
             this.overrunWarned = true;
             this.log.warn(
@@ -661,8 +561,8 @@ export class TaskRunner<P, O, C> {
         if (
           this.status.state !== 'RUNNING' ||
           this.stopping ||
-          this.backlog !== undefined ||
-          this.stall !== undefined ||
+          this.dispatcher.backlog !== undefined ||
+          this.stall.stalled ||
           this.submitted.inFlight >= this.maxInFlight + Math.max(this.maxInFlight, this.largestRound)
         ) {
           return false;
@@ -687,7 +587,7 @@ export class TaskRunner<P, O, C> {
         this.heartbeatSlowWarned = false;
         this.listener.heartbeatTick?.(false);
         return defer(() => this.task.produceHeartbeatRecords()).pipe(
-          tap({ next: (record) => this.dispatch(record, true) }),
+          tap({ next: (record) => this.dispatcher.dispatch(record, true) }),
           catchError((e: unknown) => {
             // A RetriableError skips this tick; the next tick is the retry.
             if (isRetriableError(e)) this.noteRetry('produceHeartbeatRecords', e, this.settings.heartbeatIntervalMs);
@@ -700,332 +600,6 @@ export class TaskRunner<P, O, C> {
         );
       }),
     );
-  }
-
-  private dispatch(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, heartbeat: boolean): void {
-    if (this.status.state === 'FAILED') {
-      // Dropped unsent: no KIP-910 update (of the final flush) may commit past it.
-      this.noteUnsent(record);
-      return;
-    }
-    if (this.dispatchedDuringUpdate) this.notePartition(record, this.dispatchedDuringUpdate);
-    // Behind a record whose transform is being retried, everything waits its turn, heartbeats
-    // included: none may commit an offset past a record not yet sent.
-    if (this.backlog) {
-      this.backlog.push({ record, heartbeat });
-      return;
-    }
-    try {
-      this.checkTimestampAndHeaders(record, record.timestamp, record.headers, '');
-      // Heartbeat records never go through transforms: nothing may route one into a data topic.
-      if (!heartbeat && this.transforms.size > 0) {
-        this.dispatchTransformed(record as SourceRecord<P, O>);
-        return;
-      }
-      const topic = heartbeat ? this.settings.heartbeatTopic : record.topic;
-      if (typeof topic !== 'string' || topic.length === 0)
-        throw this.invalid(
-          record,
-          'has no topic',
-          'every record from poll() needs one; heartbeat records come from produceHeartbeatRecords()',
-        );
-      if (topic !== this.lastTopic) this.checkTopic(topic, record);
-      const partition = record.kafkaPartition;
-      if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0)) {
-        throw this.invalid(record, `has kafkaPartition ${String(partition)}`, 'it must be an integer >= 0 or absent');
-      }
-      let key: Buffer | null;
-      let value: Buffer | null;
-      try {
-        key = this.settings.keyConverter(record.key, topic);
-        value = this.settings.valueConverter(record.value, topic);
-      } catch (e) {
-        if (!heartbeat && this.tolerated(e, record, 'conversion', { topic, partition, key: record.key, value: record.value }))
-          return;
-        throw e;
-      }
-      const out: OutgoingRecord = {
-        topic,
-        partition,
-        key,
-        value,
-        headers: record.headers ?? undefined,
-        timestamp: record.timestamp ?? undefined,
-        heartbeat,
-        source: record,
-      };
-      this.submit(record, out);
-    } catch (e) {
-      this.noteUnsent(record);
-      const error = toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`);
-      this.listener.recordFailed?.(error);
-      this.fail(error);
-    }
-  }
-
-  /**
-   * Fails the record unless Kafka takes its timestamp (a whole number of milliseconds, ≥ 0) and
-   * headers (names to a string or a Buffer): a NaN timestamp was written as 1970 or now, a
-   * fractional one failed in the client's encoder, a number header as text only after a transform.
-   */
-  private checkTimestampAndHeaders(
-    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
-    timestamp: unknown,
-    headers: unknown,
-    after: string,
-  ): void {
-    if (timestamp !== undefined && timestamp !== null && !(Number.isSafeInteger(timestamp) && (timestamp as number) >= 0)) {
-      throw this.invalid(
-        record,
-        `has timestamp ${timestamp instanceof Date ? `a Date (${safeJson(timestamp)})` : typeof timestamp === 'string' ? JSON.stringify(timestamp) : String(timestamp)}${after}`,
-        'it must be a whole number of milliseconds since the epoch, >= 0 (date.getTime()), or absent',
-      );
-    }
-    if (headers === undefined || headers === null) return;
-    const proto = typeof headers === 'object' ? Object.getPrototypeOf(headers) : undefined;
-    if (proto !== Object.prototype && proto !== null) {
-      throw this.invalid(
-        record,
-        `has headers that are ${Array.isArray(headers) ? 'an array' : headers instanceof Map ? 'a Map' : typeof headers === 'object' ? 'an object of a class' : `a ${typeof headers}`}`,
-        'headers must be a plain object of header names to string or Buffer values, or absent',
-      );
-    }
-    for (const name in headers as Record<string, unknown>) {
-      const v = (headers as Record<string, unknown>)[name];
-      if (typeof v !== 'string' && !Buffer.isBuffer(v)) {
-        throw this.invalid(
-          record,
-          `has header '${name}' = ${v === undefined ? 'undefined' : typeof v === 'object' && v !== null ? `an object (${safeJson(v)})` : String(v)}`,
-          'a header value must be a string or a Buffer (convert numbers with String(n); leave out a header that has no value)',
-        );
-      }
-    }
-  }
-
-  /** Fails the record unless Kafka would accept its topic; each distinct topic is checked once. */
-  private checkTopic(topic: string, record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
-    if (!this.validTopics.has(topic)) {
-      const problem = topicNameProblem(topic);
-      if (problem !== undefined) {
-        const shown = topic.length > 60 ? `${topic.slice(0, 60)}...` : topic;
-        throw this.invalid(
-          record,
-          `has the topic '${shown}', which ${problem}`,
-          `Kafka topic names are 1 to ${MAX_TOPIC_LENGTH} ASCII letters, digits, '.', '_' or '-', and not '.' or '..'`,
-        );
-      }
-      // A task routing to a topic per entity must not grow this without bound.
-      if (this.validTopics.size >= 10_000) this.validTopics.clear();
-      this.validTopics.add(topic);
-    }
-    this.lastTopic = topic;
-  }
-
-  /**
-   * A data record through the connector's transforms, then converted and sent. A record a
-   * transform drops is not sent, but its offset commits (behind the records before it), as in
-   * Kafka Connect.
-   */
-  private dispatchTransformed(record: SourceRecord<P, O>): void {
-    const input = toTransformRecord(record);
-    let transformed: TransformRecord | null;
-    try {
-      transformed = this.transforms.apply(input);
-    } catch (e) {
-      if (isRetriableError(e) && this.settings.retryTimeoutMs !== 0) {
-        this.retried = record;
-        this.backlog = [];
-        this.backlogDone = this.retryTransform(record, input, e).finally(() => {
-          this.backlogDone = undefined;
-        });
-        return;
-      }
-      this.transformFailed(record, input, e);
-      return;
-    }
-    this.sendTransformed(record, input, transformed);
-  }
-
-  /** A transform failed on a record for good: skipped under `errors.tolerance=all`, else the task fails. */
-  private transformFailed(record: SourceRecord<P, O>, input: TransformRecord, e: unknown): void {
-    const error = isRetriableError(e)
-      ? new TributaryError(
-          'TRANSFORM_FAILED',
-          `A transform of task ${this.id} kept failing with a RetriableError on a record for topic '${record.topic}' until errors.retry.timeout (${this.settings.retryTimeoutMs} ms) ran out: ${e.message}`,
-          { cause: e },
-        )
-      : toTributaryError(e, 'TRANSFORM_FAILED', `A transform of task ${this.id} failed on a record for topic '${record.topic}'`);
-    if (this.tolerated(error, record, 'transformation', input)) return;
-    throw error;
-  }
-
-  /**
-   * Applies the transforms to a record again after back-offs while they throw RetriableError,
-   * up to `errors.retry.timeout`; then sends it (or handles the failure), and dispatches what
-   * queued up behind it, in order.
-   */
-  private async retryTransform(record: SourceRecord<P, O>, input: TransformRecord, first: unknown): Promise<void> {
-    const started = this.clock.now();
-    const timeout = this.settings.retryTimeoutMs;
-    let error: unknown = first;
-    try {
-      for (let attempt = 1; ; attempt++) {
-        const left = timeout < 0 ? Number.POSITIVE_INFINITY : started + timeout - this.clock.now();
-        if (left <= 0) {
-          this.transformFailed(record, input, error);
-          break;
-        }
-        await this.retryDelay('transform', error, attempt, left);
-        // Left as they are (`retried`, `backlog`): nothing behind the record is sent, and no
-        // offset update commits past it or them.
-        if (this.stopping || this.status.state === 'FAILED') return;
-        try {
-          this.sendTransformed(record, input, this.transforms.apply(input));
-          break;
-        } catch (e) {
-          if (!isRetriableError(e)) {
-            this.transformFailed(record, input, e);
-            break;
-          }
-          error = e;
-        }
-      }
-    } catch (e) {
-      // The record and those behind it are never sent.
-      this.noteUnsent(record);
-      for (const held of this.backlog ?? []) this.noteUnsent(held.record);
-      this.retried = undefined;
-      this.backlog = undefined;
-      this.fail(toTributaryError(e, 'RECORD_INVALID', `Task ${this.id} produced a record it cannot send`));
-      return;
-    }
-    // Submitted (or skipped, which submits its offset as acknowledged): `submitted` has it now.
-    this.retried = undefined;
-    const waiting = this.backlog ?? [];
-    this.backlog = undefined;
-    for (let i = 0; i < waiting.length; i++) {
-      const next = waiting[i] as (typeof waiting)[number];
-      this.dispatch(next.record, next.heartbeat);
-      // A new retry started: the rest waits behind it again.
-      if (this.backlog) {
-        (this.backlog as typeof waiting).push(...waiting.slice(i + 1));
-        await this.backlogDone;
-        return;
-      }
-    }
-  }
-
-  /** Sends a transformed record (null: dropped, its offset commits). */
-  private sendTransformed(record: SourceRecord<P, O>, input: TransformRecord, transformed: TransformRecord | null): void {
-    if (transformed === null) {
-      this.submitSkipped(record);
-      return;
-    }
-    const topic = transformed.topic;
-    if (typeof topic !== 'string' || topic.length === 0)
-      throw this.invalid(record, 'has no topic after its transforms', 'a transform must leave a non-empty topic');
-    if (topic !== this.lastTopic) this.checkTopic(topic, record);
-    const partition = transformed.kafkaPartition;
-    if (partition !== undefined && partition !== null && !(Number.isInteger(partition) && partition >= 0)) {
-      throw this.invalid(
-        record,
-        `has kafkaPartition ${String(partition)} after its transforms`,
-        'it must be an integer >= 0 or absent',
-      );
-    }
-    this.checkTimestampAndHeaders(record, transformed.timestamp ?? undefined, undefined, ' after its transforms');
-    let key: Buffer | null;
-    let value: Buffer | null;
-    try {
-      key = this.settings.keyConverter(transformed.key, topic);
-      value = this.settings.valueConverter(transformed.value, topic);
-    } catch (e) {
-      if (this.tolerated(e, record, 'conversion', transformed)) return;
-      throw e;
-    }
-    const out: OutgoingRecord = {
-      topic,
-      partition: partition ?? undefined,
-      key,
-      value,
-      // Headers no transform touched go out as the task gave them.
-      headers: transformed.headers === input.headers ? record.headers : headerMap(transformed.headers),
-      timestamp: transformed.timestamp ?? undefined,
-      heartbeat: false,
-      source: record,
-      transformed,
-    };
-    this.submit(record, out);
-  }
-
-  /** Counts as acknowledged a record that is not sent (dropped or skipped): its offset commits behind the records before it. */
-  private submitSkipped(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
-    const part = this.encodePartition(record.sourcePartition);
-    const offset = this.encodeOffset(record.sourceOffset);
-    this.submitted.submitAcked(part.key, part.encoded, offset);
-    // With exactly-once the offset of a record not sent commits in the transaction too.
-    if (this.tx !== undefined) this.addToTransaction(record, part, offset);
-  }
-
-  /** Exactly-once: the record's offset goes into the open transaction, which ends as the boundary says. */
-  private addToTransaction(
-    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
-    part: { key: string; encoded: JsonObject },
-    offset: JsonObject,
-  ): void {
-    this.txOffsets.set(part.key, { partition: part.encoded, offset });
-    this.txRecords++;
-    const request = this.txSettings?.boundary === 'connector' ? this.txRequests.get(record) : undefined;
-    if (request !== undefined) {
-      this.txRequests.delete(record);
-      void this.endTransaction(request);
-    }
-  }
-
-  /**
-   * `errors.tolerance=all`: skips a record a transform or converter failed on (its offset
-   * commits), counts it and logs it when `errors.log.enable` is set. False under `none`.
-   */
-  private tolerated(
-    error: unknown,
-    record: SourceRecord<P, O> | HeartbeatRecord<P, O>,
-    stage: 'transformation' | 'conversion',
-    shown: {
-      topic?: string;
-      partition?: number | undefined;
-      kafkaPartition?: number | undefined;
-      key?: unknown;
-      value?: unknown;
-      timestamp?: number | undefined;
-    },
-  ): boolean {
-    if (!this.settings.toleranceAll) return false;
-    this.skipped++;
-    if (this.settings.errorsLog) {
-      const message = error instanceof Error ? error.message : safeJson(error);
-      this.log.warn(
-        {
-          event: 'record.skipped',
-          stage,
-          skipped: this.skipped,
-          err: error,
-          ...(this.settings.errorsLogMessages
-            ? {
-                record: {
-                  topic: shown.topic,
-                  partition: shown.partition ?? shown.kafkaPartition,
-                  key: shown.key,
-                  value: shown.value,
-                  timestamp: shown.timestamp,
-                },
-              }
-            : {}),
-        },
-        `errors.tolerance=all: skipped a record that failed in ${stage} (source partition ${safeJson(record.sourcePartition)}, offset ${safeJson(record.sourceOffset)}): ${message}`,
-      );
-    }
-    this.submitSkipped(record);
-    return true;
   }
 
   /** A RetriableError from poll() (thrown or emitted): noted, and the next round waits a back-off. */
@@ -1060,516 +634,10 @@ export class TaskRunner<P, O, C> {
     this.cancelRetryDelay = undefined;
   }
 
-  private submit(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, out: OutgoingRecord): void {
-    const part = this.encodePartition(record.sourcePartition);
-    const size = (out.key?.length ?? 0) + (out.value?.length ?? 0);
-    const offset = this.encodeOffset(record.sourceOffset);
-    // Kept until the acknowledgement: the record itself only when something needs it then (a
-    // heartbeat always, they are few); else its topic, so the record, its source record and their
-    // values are garbage once the sender has them.
-    const handle = this.submitted.submit<OutgoingRecord | string>(
-      part.key,
-      part.encoded,
-      offset,
-      size,
-      this.keepsRecords || out.heartbeat ? out : out.topic,
-    );
-    try {
-      this.sender.send(out, (error, metadata) => this.onSent(handle, error, metadata));
-    } catch (e) {
-      // send() must not throw (RecordSender); one that does gets no callback for this record.
-      this.onSent(handle, e instanceof Error ? e : new Error(safeJson(e)), undefined);
-    }
-    if (this.tx !== undefined) this.addToTransaction(record, part, offset);
-  }
-
-  private invalid(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, what: string, accepted: string): TributaryError {
-    const where = `source partition ${safeJson(record.sourcePartition)}, offset ${safeJson(record.sourceOffset)}`;
-    return new TributaryError('RECORD_INVALID', `Task ${this.id} produced a record that ${what} (${where}): ${accepted}`);
-  }
-
-  private onSent(
-    handle: SubmittedRecord<JsonObject, OutgoingRecord | string>,
-    error: Error | undefined,
-    metadata: RecordMetadata | undefined,
-  ): void {
-    // A sender calling back again for a record it settled: a second acknowledgement changes
-    // nothing (after a failure it must not let the partition commit past the failed record); an
-    // error still fails the task, as the first would have.
-    if (handle.settled && error === undefined && metadata !== undefined) return;
-    const ref = handle.ref;
-    const out = typeof ref === 'string' ? undefined : ref;
-    const topic = typeof ref === 'string' ? ref : ref.topic;
-    if (this.discarding) {
-      // Its transaction was aborted on purpose (TransactionContext): the record is dropped, and
-      // the partition's later records commit past it, as in Kafka Connect.
-      this.submitted.ack(handle);
-      return;
-    }
-    if (error || !metadata) {
-      // Nothing more will come for it, but its partition must not commit past it.
-      this.submitted.fail(handle);
-      const failure = toTributaryError(error ?? new Error('no metadata'), 'SEND_FAILED', `Sending to topic '${topic}' failed`);
-      this.listener.recordFailed?.(failure);
-      this.fail(failure);
-      if (this.wakeDrained && this.submitted.inFlight === 0) this.wakeDrained();
-      return;
-    }
-    this.submitted.ack(handle);
-    if (out !== undefined) {
-      if (this.keepsRecords) {
-        try {
-          this.task.commitRecord(out.source as SourceRecord<P, O>, metadata);
-        } catch (e) {
-          this.log.warn({ event: 'task.commitRecord.failed', err: e }, 'commitRecord() threw; ignored');
-        }
-      }
-      this.listener.recordAcked?.(out, metadata);
-    }
-    this.listener.recordAckedTo?.(topic, out?.heartbeat === true);
-    const inFlight = this.submitted.inFlight;
-    if (this.wakeLoop && inFlight < this.maxInFlight) this.wake();
-    if (this.wakeDrained && inFlight === 0) this.wakeDrained();
-  }
-
-  /** The stored form of a partition and its canonical key, cached per partition object. */
-  private encodePartition(partition: P): EncodedPartition {
-    const cacheable = typeof partition === 'object' && partition !== null;
-    if (cacheable) {
-      const last = this.lastPartition;
-      if (partition === last) return this.lastEncoded as EncodedPartition;
-      // A fresh object equal to the last one (flat, primitive values): same encoding, no WeakMap entry.
-      if (last !== undefined && sameFlatObject(last, partition)) {
-        this.lastPartition = partition;
-        return this.lastEncoded as EncodedPartition;
-      }
-    }
-    let found = cacheable ? this.partitions.get(partition) : undefined;
-    if (found === undefined) {
-      const encoded = this.task.offsets.encodePartition(partition);
-      found = { key: canonicalJson(encoded), encoded };
-      if (cacheable) this.partitions.set(partition, found);
-    }
-    if (cacheable) {
-      this.lastPartition = partition;
-      this.lastEncoded = found;
-    }
-    return found;
-  }
-
-  /**
-   * The stored form of an offset, taken now: a task that later changes the object it passed
-   * cannot move a committed offset, and an offset that cannot be encoded fails its record.
-   */
-  private encodeOffset(offset: O): JsonObject {
-    return this.task.offsets.encodeOffset(offset);
-  }
-
-  /**
-   * Takes out of `entries` every source partition or offset about to be stored that would not
-   * come back as given: one the task's own codec does not read back (`offset.id: expected
-   * number, got "42"`, from a record whose offset was built with the wrong type), or, from a
-   * codec not built with offsetCodec, one JSON does not store as it is (NaN). Their partitions
-   * keep the offsets stored before. Returns the error that fails the task, naming the first;
-   * undefined when all are fine. Once per partition per flush, not per record.
-   */
-  private dropUnreadable(entries: Map<string, Committable<JsonObject, JsonObject | null>>): TributaryError | undefined {
-    const codec = this.task.offsets;
-    let first: TributaryError | undefined;
-    let count = 0;
-    for (const [key, e] of entries) {
-      // The key is canonical JSON, which is lossy (NaN and null give the same): the JSON check
-      // runs every time, and only the codec's decode is skipped for a partition read back before.
-      const known = this.readablePartitions.has(key);
-      const notJson = notStoredAsGiven(e.partition, 'partition') ?? notStoredAsGiven(e.offset, 'offset');
-      const p = known || notJson !== undefined ? ({ ok: true } as const) : codec.decodePartition(e.partition);
-      const o = e.offset === null || notJson !== undefined ? undefined : codec.decodeOffset(e.offset);
-      const problems = [
-        ...(notJson === undefined ? [] : [notJson]),
-        ...(p.ok ? [] : p.problems),
-        ...(o === undefined || o.ok ? [] : o.problems),
-      ];
-      if (problems.length === 0) {
-        // Bounded as `committed` is: a source with a partition per entity decodes some again.
-        if (!known) {
-          if (this.readablePartitions.size >= 10_000) this.readablePartitions.clear();
-          this.readablePartitions.add(key);
-        }
-        continue;
-      }
-      entries.delete(key);
-      count++;
-      first ??= new TributaryError(
-        'RECORD_INVALID',
-        `Task ${this.id} produced a source ${p.ok && notJson === undefined ? 'offset' : 'partition or offset'} that would not be read back as given, so it is not stored (the next start could not read it): ${problems.join('; ')} (source partition ${safeJson(e.partition)}, offset ${safeJson(e.offset)}). Give records the types the task's offsets codec declares, or declare the types the records carry`,
-      );
-    }
-    if (first === undefined || count === 1) return first;
-    return new TributaryError('RECORD_INVALID', `${first.message}; and ${count - 1} more source partition(s) like it`);
-  }
-
-  /** Offsets as the task's types, for its hooks; an offset its own codec cannot read back is a codec bug. */
-  private decodeAll(entries: Iterable<Committable<JsonObject, JsonObject>>): Array<OffsetUpdate<P, O>> {
-    const codec = this.task.offsets;
-    return [...entries].map((e) => {
-      const p = codec.decodePartition(e.partition);
-      const o = codec.decodeOffset(e.offset);
-      if (!p.ok || !o.ok) {
-        throw new OffsetDecodeError(this.options.connector, e.partition, [
-          ...(p.ok ? [] : p.problems),
-          ...(o.ok ? [] : o.problems),
-        ]);
-      }
-      return { partition: p.value, offset: o.value };
-    });
-  }
-
   private wake(): void {
     const wake = this.wakeLoop;
     this.wakeLoop = undefined;
     wake?.();
-  }
-
-  private periodicFlush(): void {
-    if (this.flushing || this.status.state === 'UNASSIGNED') return;
-    void this.runFlush();
-  }
-
-  private runFlush(): Promise<boolean> {
-    // Never rejects: a periodic flush has no caller to take its error.
-    const run = this.flushOnce()
-      .catch((e: unknown) => {
-        this.flushFailed(toTributaryError(e, 'OFFSET_FLUSH_FAILED', `Offset flush of task ${this.id} failed`));
-        return false;
-      })
-      .finally(() => {
-        if (this.flushing === run) this.flushing = undefined;
-      });
-    this.flushing = run;
-    return run;
-  }
-
-  private takeCommittable(): void {
-    const taken = this.submitted.takeCommittable();
-    // With exactly-once, acknowledged means committed with its offset in the same transaction.
-    if (this.tx !== undefined) return;
-    for (const [key, entry] of taken) this.pending.set(key, entry);
-    this.pendingRecords += taken.records;
-    this.pendingBytes += taken.bytes;
-  }
-
-  private async flushOnce(): Promise<boolean> {
-    const started = this.clock.now();
-    this.takeCommittable();
-    // Stored, an offset the task cannot read back would fail its next start (and every commit()
-    // until then): the others are stored as usual, then the task fails. Checked before the
-    // KIP-910 hook sees the offsets (it would fail on them) and after (its updates too).
-    let unreadable = this.dropUnreadable(this.pending);
-    if (this.task.updateOffsets) {
-      await this.applyOffsetUpdates();
-      // Always: the updates are encoded, never decoded, on their way in.
-      const fromUpdates = this.dropUnreadable(this.pending);
-      unreadable ??= fromUpdates;
-    }
-    if (unreadable === undefined) return this.flushPending(started, true);
-    let stored = false;
-    try {
-      stored = await this.flushPending(started, false);
-    } finally {
-      // A store failure was reported by the flush itself, and says more (nothing was stored).
-      if (stored) this.flushFailed(unreadable);
-      this.fail(unreadable);
-    }
-    return false;
-  }
-
-  /**
-   * Stores the pending offsets (the body of a flush once they are checked). `complete` is false
-   * when some were left out as unreadable: the flush then counts as failed in the task's metrics.
-   */
-  private async flushPending(started: number, complete: boolean): Promise<boolean> {
-    if (this.pending.size === 0) {
-      this.listener.flushCompleted?.({
-        ok: complete,
-        durationMs: this.clock.now() - started,
-        partitions: 0,
-        records: 0,
-        bytes: 0,
-      });
-      await this.commitHook([]);
-      await this.reportLag();
-      return true;
-    }
-    const toFlush = this.pending;
-    const records = this.pendingRecords;
-    const bytes = this.pendingBytes;
-    this.pending = new Map();
-    this.pendingRecords = 0;
-    this.pendingBytes = 0;
-    this.flushingRecords = records;
-    this.flushingBytes = bytes;
-    const entries: OffsetEntry[] = [...toFlush.values()].map((e) => ({ partition: e.partition, offset: e.offset }));
-    // Stores apply writes in call order (see OffsetStore), so a write that timed out here and
-    // lands later cannot overwrite a newer one.
-    let write: Promise<void>;
-    try {
-      write = this.store.write(this.options.connector, entries);
-    } catch (e) {
-      // A store that throws instead of rejecting: the offsets go back for the next flush.
-      write = Promise.reject(e);
-    }
-    this.storeWrite = write;
-    write.then(
-      () => this.writeSettled(write),
-      () => this.writeSettled(write),
-    );
-    const outcome = await withTimeout(this.clock, write, this.settings.flushTimeoutMs);
-    this.flushingRecords = 0;
-    this.flushingBytes = 0;
-    if (!outcome.ok) {
-      this.restore(toFlush);
-      const what = this.finalFlush ? `Final offset flush of task ${this.id}` : `Offset flush of task ${this.id}`;
-      const then = this.finalFlush
-        ? `; the task is stopping, so the offsets of ${toFlush.size} source partition(s) are not stored and the next run sends their records again from the last stored offsets`
-        : '; retrying at the next flush';
-      this.pendingRecords += records;
-      this.pendingBytes += bytes;
-      this.listener.flushCompleted?.({
-        ok: false,
-        durationMs: this.clock.now() - started,
-        partitions: entries.length,
-        records: 0,
-        bytes: 0,
-      });
-      this.flushFailed(
-        outcome.timedOut
-          ? new TributaryError(
-              'OFFSET_FLUSH_TIMEOUT',
-              `${what} took longer than offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)${then}`,
-              { retriable: !this.finalFlush },
-            )
-          : this.finalFlush
-            ? new TributaryError(
-                'OFFSET_FLUSH_FAILED',
-                `${what} failed${then}: ${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`,
-                { cause: outcome.error, retriable: false },
-              )
-            : toTributaryError(outcome.error, 'OFFSET_FLUSH_FAILED', `${what} failed${then}`),
-      );
-      // The committed offsets did not move, but the source may have: without asking again, a
-      // lag last seen at 0 would keep a task whose flushes all fail from ever showing stale.
-      if (!this.finalFlush) await this.reportLag();
-      return false;
-    }
-    const changed = entries.filter((e) => {
-      const key = canonicalJson(e.partition);
-      const value = e.offset === null ? 'null' : canonicalJson(e.offset);
-      if (this.committed.get(key) === value) return false;
-      // Only for the log line: a source with a partition per entity must not grow this without
-      // bound (at worst, unchanged offsets are logged once more after a clear).
-      if (this.committed.size >= 10_000) this.committed.clear();
-      this.committed.set(key, value);
-      return true;
-    });
-    this.lastFlushChanged = changed.length;
-    // A heartbeat that carries the same offset again is written, but is not news.
-    const fields = { event: 'offsets.committed', count: changed.length, offsets: changed.slice(0, 10) };
-    if (changed.length > 0 && !this.finalFlush) this.log.info(fields, 'offsets committed');
-    else this.log.debug({ ...fields, unchanged: entries.length - changed.length }, 'offsets committed');
-    this.listener.flushCompleted?.({
-      ok: complete,
-      durationMs: this.clock.now() - started,
-      partitions: entries.length,
-      records,
-      bytes,
-    });
-    this.listener.offsetsFlushed?.(entries);
-    await this.commitHook(toFlush.values());
-    await this.reportLag();
-    return true;
-  }
-
-  /** Asks the task how far behind its source it is (after each flush, so against fresh committed offsets); bounded, never fails the task. */
-  private async reportLag(): Promise<void> {
-    if (!this.task.sourceLag || !this.taskStarted) return;
-    try {
-      const outcome = await withTimeout(
-        this.clock,
-        Promise.resolve().then(() => this.task.sourceLag?.()),
-        this.settings.flushTimeoutMs,
-      );
-      if (!outcome.ok) {
-        if (outcome.timedOut)
-          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
-        throw outcome.error;
-      }
-      const lag = outcome.value ?? undefined;
-      if (lag !== undefined && !(Number.isFinite(lag.position) && lag.position >= 0)) {
-        throw new Error(`it returned position ${safeJson(lag.position)}: a finite number >= 0 is accepted`);
-      }
-      if (lag?.timeMs !== undefined && !(Number.isFinite(lag.timeMs) && lag.timeMs >= 0)) {
-        throw new Error(`it returned timeMs ${safeJson(lag.timeMs)}: a finite number >= 0, or none, is accepted`);
-      }
-      this.lagFailed = false;
-      this.listener.sourceLag?.(lag);
-    } catch (e) {
-      // Logged at warn once per run of failures, then at debug: it is asked after every flush.
-      const fields = { event: 'task.sourceLag.failed', err: e };
-      const message = `sourceLag() failed; the source lag is shown unknown: ${(e as Error).message}`;
-      if (this.lagFailed) this.log.debug(fields, message);
-      else this.log.warn(fields, message);
-      this.lagFailed = true;
-      this.listener.sourceLag?.(undefined);
-    }
-  }
-
-  /**
-   * KIP-910: asks the task for fresher offsets than the acknowledged ones it is shown. The task
-   * never sees records still in flight, so its update could be older than what they will
-   * commit, or past records not yet in Kafka: an update is taken only for a partition with no
-   * record submitted and not yet committable, none under a transform retry or waiting behind
-   * one, none dropped unsent (see {@link partitionsNotSubmitted}), none dispatched while the
-   * hook ran, and whose pending offset did not change while the hook ran. Any other update is dropped
-   * (the task is asked again at the next flush, when it sees those records' offset), so an
-   * update never moves an offset behind records already submitted, nor past one not yet sent.
-   */
-  private async applyOffsetUpdates(): Promise<void> {
-    const shown = new Map(this.pending);
-    let fresher: ReadonlyArray<OffsetUpdate<P, O>> | undefined;
-    const dispatched = new Set<string>();
-    this.dispatchedDuringUpdate = dispatched;
-    try {
-      const current = this.decodeAll(this.pending.values());
-      const outcome = await withTimeout(
-        this.clock,
-        Promise.resolve(this.task.updateOffsets?.(current)),
-        this.settings.flushTimeoutMs,
-      );
-      if (!outcome.ok) {
-        if (outcome.timedOut)
-          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
-        throw outcome.error;
-      }
-      fresher = outcome.value ?? undefined;
-      if (fresher !== undefined && !Array.isArray(fresher)) {
-        throw new TypeError(
-          `it returned ${typeof fresher === 'object' ? 'an object' : typeof fresher}, not an array of { partition, offset } (return [] or nothing for no updates)`,
-        );
-      }
-    } catch (e) {
-      this.log.warn(
-        { event: 'task.updateOffsets.failed', err: e },
-        `updateOffsets() failed; flushing without its offsets: ${(e as Error).message}`,
-      );
-      return;
-    } finally {
-      this.dispatchedDuringUpdate = undefined;
-    }
-    if (fresher === undefined || fresher.length === 0) return;
-    const held = this.partitionsNotSubmitted();
-    for (const update of fresher) {
-      try {
-        const part = this.encodePartition(update.partition);
-        // Records in flight (or sent while the hook ran, acknowledged or not) will commit
-        // offsets the task did not see: its update could be older than theirs. Records not yet
-        // sent (under a transform retry, behind one, or dropped unsent) are not in Kafka: an
-        // offset past them would lose them at a restart.
-        if (
-          this.submitted.has(part.key) ||
-          held.has(part.key) ||
-          dispatched.has(part.key) ||
-          this.pending.get(part.key) !== shown.get(part.key)
-        ) {
-          this.log.debug(
-            { event: 'task.updateOffsets.deferred', partition: part.encoded },
-            'updateOffsets() returned an offset for a partition with records in flight or not yet sent; asked again at the next flush',
-          );
-          continue;
-        }
-        this.pending.set(part.key, { partition: part.encoded, offset: this.encodeOffset(update.offset) });
-      } catch (e) {
-        this.log.warn(
-          { event: 'task.updateOffsets.invalid', err: e },
-          'updateOffsets() returned an offset that cannot be encoded; ignored',
-        );
-      }
-    }
-  }
-
-  /**
-   * Keys of the partitions with a record dispatched that is not in `submitted`: the one whose
-   * transform is being retried, those queued behind it, and those this run will never send.
-   * Walks the backlog (at most a poll round and what came with it): once per offset update.
-   */
-  private partitionsNotSubmitted(): Set<string> {
-    const keys = new Set(this.unsent);
-    if (this.retried !== undefined) this.notePartition(this.retried, keys);
-    for (const held of this.backlog ?? []) this.notePartition(held.record, keys);
-    return keys;
-  }
-
-  /** A record dispatched that will never be sent in this run: its partition takes no offset update. */
-  private noteUnsent(record: SourceRecord<P, O> | HeartbeatRecord<P, O>): void {
-    this.notePartition(record, this.unsent);
-  }
-
-  /** Adds the key of the record's partition; a partition that cannot be encoded has no key an update could name. */
-  private notePartition(record: SourceRecord<P, O> | HeartbeatRecord<P, O>, keys: Set<string>): void {
-    try {
-      keys.add(this.encodePartition(record.sourcePartition).key);
-    } catch {
-      // The record fails on its own (RECORD_INVALID) when it is submitted.
-    }
-  }
-
-  private writeSettled(write: Promise<unknown>): void {
-    if (this.storeWrite === write) this.storeWrite = undefined;
-  }
-
-  /** Puts offsets that failed to flush back under any newer ones. */
-  private restore(toFlush: Map<string, Committable<JsonObject, JsonObject>>): void {
-    for (const [key, entry] of toFlush) if (!this.pending.has(key)) this.pending.set(key, entry);
-  }
-
-  private flushFailed(error: TributaryError): void {
-    if (this.finalFlush) {
-      this.finalFlushFailure = error;
-      this.log.error({ event: 'offsets.flush.final.failed', err: error }, error.message);
-      this.listener.flushFailed?.(error);
-      return;
-    }
-    this.log.warn({ event: 'offsets.flush.failed', err: error }, error.message);
-    this.listener.flushFailed?.(error);
-    if (error.code === 'OFFSET_STORE_LOCKED') {
-      // Another worker took the offsets file over: no later flush can store anything, and both
-      // would write the same records. Not retried: the task stops and says why.
-      this.fail(
-        new TributaryError(
-          'OFFSET_STORE_LOCKED',
-          `Task ${this.id} can no longer store its offsets, so it stops instead of writing records it cannot commit: ${error.message}`,
-          { cause: error, retriable: false },
-        ),
-      );
-    }
-  }
-
-  /** Runs the task's commit() with what the flush made durable; bounded, so a hung hook cannot stop later flushes. */
-  private async commitHook(committed: Iterable<Committable<JsonObject, JsonObject>>): Promise<void> {
-    try {
-      const outcome = await withTimeout(
-        this.clock,
-        Promise.resolve(this.task.commit(this.decodeAll(committed))),
-        this.settings.flushTimeoutMs,
-      );
-      if (!outcome.ok) {
-        if (outcome.timedOut)
-          throw new Error(`it did not return within offset.flush.timeout.ms (${this.settings.flushTimeoutMs} ms)`);
-        throw outcome.error;
-      }
-    } catch (e) {
-      this.log.warn({ event: 'task.commit.failed', err: e }, `commit() failed; ignored: ${(e as Error).message}`);
-    }
-    this.listener.committed?.();
   }
 
   private fail(error: TributaryError): void {
@@ -1598,31 +666,9 @@ export class TaskRunner<P, O, C> {
       this.log.warn({ event: 'task.stop.round.timeout' }, `poll round still running after ${timeout} ms; abandoned`);
     }
     this.unsubscribe(this.round, 'poll round');
-    if (this.tx !== undefined) await this.endLastTransaction(timeout);
+    await this.committer.beforeDrain(timeout);
     await this.awaitInFlight(timeout);
-    this.flushTimer?.unsubscribe();
-    // A write that timed out may still land: give it the grace period before the final flush.
-    if (this.storeWrite) await withTimeout(this.clock, this.storeWrite, timeout);
-    if (this.taskStarted && this.tx === undefined) {
-      while (this.flushing) await this.flushing;
-      this.finalFlush = true;
-      this.lastFlushChanged = 0;
-      let flushed = false;
-      try {
-        flushed = await this.flushNow();
-      } finally {
-        this.finalFlush = false;
-      }
-      if (flushed) {
-        const n = this.lastFlushChanged;
-        this.log.info(
-          { event: 'offsets.flushed.final', count: n },
-          n === 0
-            ? 'final offset flush: nothing new to commit'
-            : `final offset flush: ${n} offset${n === 1 ? '' : 's'} committed`,
-        );
-      }
-    }
+    await this.committer.finalCommit(timeout);
     this.transforms.close((alias, err) =>
       this.log.warn({ event: 'transform.close.failed', transform: alias, err }, `close() of transform '${alias}' threw; ignored`),
     );
@@ -1654,6 +700,7 @@ export class TaskRunner<P, O, C> {
 
   /** Calls the task's stop() once, bounded by the grace period; never rejects. */
   private async stopTask(timeout: number): Promise<void> {
+    this.taskStopCalled = true;
     const stopped = await withTimeout(
       this.clock,
       Promise.resolve().then(() => this.task.stop()),
@@ -1663,137 +710,6 @@ export class TaskRunner<P, O, C> {
       this.log.warn(
         { event: 'task.stop.failed', err: stopped.error },
         stopped.timedOut ? `stop() did not return within ${timeout} ms; not waited for` : 'stop() threw; ignored',
-      );
-    }
-  }
-
-  /** transaction.boundary=connector: a commit or abort asked for by the task. */
-  private requestBoundary(kind: 'commit' | 'abort', record: SourceRecord<P, O> | HeartbeatRecord<P, O> | undefined): void {
-    if (record !== undefined && typeof record === 'object' && record !== null) {
-      this.txRequests.set(record, kind);
-      return;
-    }
-    // An abort wins over a commit asked for in the same round.
-    if (this.inRound) this.roundRequest = this.roundRequest === 'abort' ? 'abort' : kind;
-    else void this.endTransaction(kind);
-  }
-
-  /** After each poll round: the poll boundary commits; the connector boundary acts on a request for the round. */
-  private async roundEnded(): Promise<void> {
-    if (this.txSettings?.boundary === 'poll') {
-      await this.commitTransaction();
-      return;
-    }
-    const request = this.roundRequest;
-    this.roundRequest = undefined;
-    if (request !== undefined) await this.endTransaction(request);
-  }
-
-  private endTransaction(kind: 'commit' | 'abort'): Promise<boolean> {
-    return kind === 'commit' ? this.commitTransaction() : this.abortTransaction();
-  }
-
-  /**
-   * Ends the open transaction with a commit: its records (taken now), their offsets and any
-   * KIP-910 updates for partitions with nothing in flight. Resolves true once committed; false
-   * when it failed, which fails the task (every record of it is called back with the error).
-   */
-  private commitTransaction(): Promise<boolean> {
-    const tx = this.tx as TransactionalRecordSender;
-    if (this.status.state === 'FAILED') return this.abortTransaction();
-    const offsets = this.txOffsets;
-    const records = this.txRecords;
-    this.txOffsets = new Map();
-    this.txRecords = 0;
-    const now = this.clock.now();
-    // A transaction with no records of its own is worth it only for offsets: those acknowledged
-    // and not yet written, and KIP-910 updates (asked at most every offset.flush.interval.ms).
-    const askUpdates =
-      this.task.updateOffsets !== undefined && (records > 0 || now - this.txOffsetsOnlyAt >= this.settings.flushIntervalMs);
-    if (records === 0 && !askUpdates) return this.txChain;
-    if (records === 0) this.txOffsetsOnlyAt = now;
-    const previous = this.txChain;
-    let written: Map<string, Committable<JsonObject, JsonObject>> = new Map();
-    const entries = previous.then(async () => {
-      this.takeCommittable();
-      if (askUpdates) await this.applyOffsetUpdates();
-      written = this.pending;
-      this.pending = new Map();
-      for (const [key, entry] of offsets) written.set(key, entry);
-      // Fails the transaction (nothing of it is visible: its records would otherwise be
-      // committed without their offsets), and so the task.
-      const unreadable = this.dropUnreadable(written);
-      if (unreadable !== undefined) throw unreadable;
-      return [...written.values()].map((e): OffsetEntry => ({ partition: e.partition, offset: e.offset }));
-    });
-    let commit: Promise<void>;
-    try {
-      commit = tx.commitTransaction(this.options.connector, entries);
-    } catch (e) {
-      commit = Promise.reject(e);
-    }
-    const run = commit.then(
-      async () => {
-        const list = [...written.values()];
-        if (list.length > 0) {
-          this.log.debug({ event: 'transaction.committed', records, offsets: list.length }, 'transaction committed');
-          this.listener.offsetsFlushed?.(list.map((e) => ({ partition: e.partition, offset: e.offset })));
-        }
-        await this.commitHook(list);
-        return true;
-      },
-      (e: unknown) => {
-        const error = toTributaryError(e, 'TRANSACTION_FAILED', `The transaction of task ${this.id} failed`);
-        // The records were called back with the error, which fails the task; with none, fail it here.
-        this.fail(error);
-        if (this.stopping && this.finalFlushFailure === undefined) this.finalFlushFailure = error;
-        return false;
-      },
-    );
-    this.txChain = run;
-    return run;
-  }
-
-  /** Drops the open transaction: its records are called back (and acknowledged as dropped) before this returns. */
-  private abortTransaction(): Promise<boolean> {
-    const tx = this.tx as TransactionalRecordSender;
-    const records = this.txRecords;
-    this.txOffsets = new Map();
-    this.txRecords = 0;
-    if (records === 0) return this.txChain;
-    this.discarding = true;
-    let done: Promise<void>;
-    try {
-      done = tx.abortTransaction();
-    } catch (e) {
-      done = Promise.reject(e);
-    } finally {
-      this.discarding = false;
-    }
-    this.log.info({ event: 'transaction.aborted', records }, `transaction of ${records} record(s) aborted`);
-    if (this.wakeLoop && this.submitted.inFlight < this.maxInFlight) this.wake();
-    const run = this.txChain
-      .then(() => done)
-      .then(
-        () => true,
-        () => false,
-      );
-    this.txChain = run;
-    return run;
-  }
-
-  /**
-   * At stop: a poll or interval boundary commits what was polled (a failed task aborts); the
-   * connector boundary aborts what the task did not commit, which the next run polls again.
-   */
-  private async endLastTransaction(timeout: number): Promise<void> {
-    this.txTimer?.unsubscribe();
-    const commit = this.taskStarted && this.status.state !== 'FAILED' && this.txSettings?.boundary !== 'connector';
-    const last = commit ? this.commitTransaction() : this.abortTransaction();
-    if (!(await withTimeout(this.clock, last, timeout)).ok) {
-      this.log.warn(
-        { event: 'transaction.stop.timeout' },
-        `the last transaction did not end within ${timeout} ms; not waited for`,
       );
     }
   }
@@ -1814,135 +730,8 @@ export class TaskRunner<P, O, C> {
     }
   }
 
-  /** Keeps the sender's stall report for {@link warning}; logs it at first, then at a bounded rate. */
-  private senderStalled(stall: SenderStall | undefined): void {
-    const previous = this.stall;
-    this.stall = stall;
-    if (stall === undefined) {
-      if (previous !== undefined) {
-        this.log.info(
-          { event: 'sender.recovered', stalledMs: previous.durationMs },
-          `Kafka acknowledges records again after about ${Math.round(previous.durationMs / 1000)} s`,
-        );
-      }
-      this.stallLogged = 0;
-      return;
-    }
-    if (previous === undefined || stall.durationMs - this.stallLogged >= STALL_LOG_INTERVAL_MS) {
-      this.stallLogged = stall.durationMs;
-      this.log.warn(
-        { event: 'sender.stalled', stalledMs: stall.durationMs, since: stall.since, reason: stall.reason },
-        this.warning ?? stall.reason,
-      );
-    }
-  }
-
   private setStatus(status: TaskStatus): void {
     this.state$.next(status);
     this.listener.stateChanged?.(status);
   }
-}
-
-/** The listener with every callback guarded: instrumentation that throws is logged, never fails or crashes anything. */
-function guardListener(listener: TaskListener, log: Logger): TaskListener {
-  const failed = (name: string, e: unknown) =>
-    log.warn({ event: 'task.listener.failed', err: e }, `task listener ${name}() threw; ignored`);
-  const guard = <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
-    fn === undefined
-      ? undefined
-      : (...args: A): void => {
-          try {
-            fn.apply(listener, args);
-          } catch (e) {
-            failed(name, e);
-          }
-        };
-  // For the callbacks called for every record: two fixed arguments, no rest array.
-  const guard2 = <A, B>(name: string, fn: ((a: A, b: B) => void) | undefined) =>
-    fn === undefined
-      ? undefined
-      : (a: A, b: B): void => {
-          try {
-            fn.call(listener, a, b);
-          } catch (e) {
-            failed(name, e);
-          }
-        };
-  return {
-    recordAcked: guard2('recordAcked', listener.recordAcked),
-    recordAckedTo: guard2('recordAckedTo', listener.recordAckedTo),
-    offsetsFlushed: guard('offsetsFlushed', listener.offsetsFlushed),
-    flushFailed: guard('flushFailed', listener.flushFailed),
-    committed: guard('committed', listener.committed),
-    attached: guard('attached', listener.attached),
-    pollCompleted: guard('pollCompleted', listener.pollCompleted),
-    heartbeatTick: guard('heartbeatTick', listener.heartbeatTick),
-    recordFailed: guard('recordFailed', listener.recordFailed),
-    flushCompleted: guard('flushCompleted', listener.flushCompleted),
-    stateChanged: guard('stateChanged', listener.stateChanged),
-    sourceLag: guard('sourceLag', listener.sourceLag),
-  };
-}
-
-const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
-
-/** A data record as transforms see it: headers as a list. */
-function toTransformRecord<P, O>(record: SourceRecord<P, O>): TransformRecord {
-  let headers = NO_HEADERS;
-  if (record.headers) {
-    const list: RecordHeader[] = [];
-    for (const key in record.headers) list.push({ key, value: record.headers[key] });
-    if (list.length > 0) headers = list;
-  }
-  return {
-    topic: record.topic,
-    kafkaPartition: record.kafkaPartition,
-    key: record.key,
-    value: record.value,
-    headers,
-    timestamp: record.timestamp,
-  };
-}
-
-/**
- * Transformed headers as the sender takes them: text and bytes as they are, other values as
- * Kafka Connect's SimpleHeaderConverter writes them; a null value drops the header; of a key
- * that repeats, the last value wins (a record's headers are a map here).
- */
-function headerMap(headers: readonly RecordHeader[]): Record<string, Buffer | string> | undefined {
-  if (headers.length === 0) return undefined;
-  const out: Record<string, Buffer | string> = {};
-  for (const { key, value } of headers) {
-    if (typeof value === 'string' || Buffer.isBuffer(value)) setHeader(out, key, value);
-    else {
-      const text = connectValueText(value);
-      if (text !== undefined) setHeader(out, key, text);
-      else delete out[key];
-    }
-  }
-  return out;
-}
-
-function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
-
-/** True when both are plain objects with the same own keys in the same order and identical primitive values. */
-function sameFlatObject(a: object, b: object): boolean {
-  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as string;
-    if (k !== kb[i]) return false;
-    const va = (a as Record<string, unknown>)[k];
-    if (va !== null && typeof va === 'object') return false;
-    if (va !== (b as Record<string, unknown>)[k]) return false;
-  }
-  return true;
 }

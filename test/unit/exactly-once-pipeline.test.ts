@@ -226,7 +226,8 @@ describe('exactly-once pipeline, transaction.boundary=connector (TransactionCont
     await run.start();
     await clock.advanceBy('200ms');
     expect(sender.aborted.map(values)).toEqual([['a1', 'a2']]);
-    expect(sender.transactions.map((t) => values(t.records))).toEqual([['a3']]);
+    // The records committed (the aborted ones' offsets commit in a transaction of their own, as in Kafka Connect).
+    expect(values(sender.committedRecords)).toEqual(['a3']);
     expect(run.status.state).toBe('RUNNING');
     await run.stop();
   });
