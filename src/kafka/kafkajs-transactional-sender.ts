@@ -213,7 +213,7 @@ function transactionError(e: unknown, transactionalId: string, records: number):
   }
   return new TributaryError(
     'TRANSACTION_FAILED',
-    `The transaction of ${records} record(s) and their offsets (transactional id '${transactionalId}') did not commit, or its outcome is unknown; it is aborted, none of its records is visible to read_committed consumers and its offsets are not committed: ${detail}`,
+    `The transaction of ${records} record(s) and their offsets (transactional id '${transactionalId}') was not confirmed as committed: it failed, or its outcome is unknown (the broker may yet commit it, or abort it when this producer is fenced or times out). Its records and offsets commit together or not at all, so a restarted task resumes from the offsets Kafka holds either way: ${detail}`,
     { cause: e },
   );
 }
