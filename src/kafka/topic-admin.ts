@@ -170,6 +170,13 @@ export class TopicAdmin {
       });
     } catch (e) {
       const type = errorType(e);
+      if (type !== undefined && LEADER_WAIT_ERRORS.has(type)) {
+        // kafkajs created the topic, then its wait for leaders read metadata that did not name
+        // the topic yet (a loaded broker) and gave up at once: the topic is this call's; wait for
+        // its leaders here, with a deadline of our own.
+        await this.waitUntilLed(name);
+        return true;
+      }
       if (type === undefined) throw brokerError(e, `Could not create topic '${name}'`);
       const config = configEntries.map((c) => `${c.name}=${c.value}`).join(', ');
       throw new TributaryError(
@@ -222,6 +229,14 @@ export class TopicAdmin {
     return this.connected;
   }
 }
+
+/**
+ * What kafkajs's `createTopics` throws from its wait for leaders, after the CreateTopics request
+ * succeeded: its metadata read does not retry UNKNOWN_TOPIC_OR_PARTITION (a topic the answering
+ * broker's metadata does not hold yet), and LEADER_NOT_AVAILABLE once its wait ran out. The
+ * CreateTopics request itself answers neither.
+ */
+const LEADER_WAIT_ERRORS: ReadonlySet<string> = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
 
 function isKafka(target: TopicAdminTarget): target is Kafka {
   return typeof (target as Partial<Kafka>).admin === 'function';
