@@ -226,12 +226,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         restOptions.tls,
         restOptions.requestTimeoutMs,
       );
-      if (answer.status >= 400) {
-        throw new TributaryError(
-          'TASK_START_FAILED',
-          `The worker at ${url} could not restart task ${task} of ${connector}: ${answer.body.toString()}`,
-        );
-      }
+      const error = remoteTaskRestartError(url, connector, task, answer);
+      if (error !== undefined) throw error;
     },
   });
   const cluster = {
@@ -315,4 +311,20 @@ function fencedOffsetStore<S extends OffsetStore>(store: S, check: () => void): 
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * The error of a task restart that another worker answered with `answer`, undefined when it was
+ * done. Its 409 (a rebalance moves the task; the hop limit) stays a 409 to the client, who may
+ * retry; any other refusal is TASK_START_FAILED.
+ */
+export function remoteTaskRestartError(
+  url: string,
+  connector: string,
+  task: number,
+  answer: { readonly status: number; readonly body: Buffer },
+): TributaryError | undefined {
+  if (answer.status < 400) return undefined;
+  const message = `The worker at ${url} could not restart task ${task} of ${connector}: ${answer.body.toString()}`;
+  return new TributaryError(answer.status === 409 ? 'REBALANCE_IN_PROGRESS' : 'TASK_START_FAILED', message);
 }

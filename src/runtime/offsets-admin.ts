@@ -210,10 +210,20 @@ export type OffsetsBefore = ReadonlyArray<{ readonly store: OffsetStore; readonl
  * {@link restoreOffsets} to put back if the create fails later.
  */
 export async function replaceOffsets(name: string, store: OffsetStore, entries: readonly OffsetEntry[]): Promise<OffsetsBefore> {
-  const layers = store instanceof ConnectorOffsetStore ? [store.global, store.own] : [store];
-  const previous = await Promise.all(layers.map(async (layer) => ({ store: layer, entries: await layer.read(name) })));
-  await store.write(name, [...(await store.read(name)).map(tombstone), ...entries]);
+  const previous = await offsetsBefore(name, store);
+  await writeReplacing(name, store, entries);
   return previous;
+}
+
+/** What each layer of `store` holds for `name` now: read before {@link writeReplacing}, so that a failed write can be undone. */
+export async function offsetsBefore(name: string, store: OffsetStore): Promise<OffsetsBefore> {
+  const layers = store instanceof ConnectorOffsetStore ? [store.global, store.own] : [store];
+  return Promise.all(layers.map(async (layer) => ({ store: layer, entries: await layer.read(name) })));
+}
+
+/** Replaces every stored offset of `name` by `entries`; a write that fails may have landed in part. */
+export async function writeReplacing(name: string, store: OffsetStore, entries: readonly OffsetEntry[]): Promise<void> {
+  await store.write(name, [...(await store.read(name)).map(tombstone), ...entries]);
 }
 
 /** Puts the offsets of `name` back as {@link replaceOffsets} found them; a failure is logged as an ERROR, not thrown. */

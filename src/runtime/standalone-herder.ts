@@ -18,10 +18,11 @@ import {
   alterStoppedOffsets,
   earlierWritesLanded,
   type OffsetsBefore,
-  replaceOffsets,
+  offsetsBefore,
   resetStoppedOffsets,
   restoreOffsets,
   validateOffsets,
+  writeReplacing,
 } from './offsets-admin.js';
 import type { OffsetEntry } from './ports.js';
 import { maskValue } from './secret-masking.js';
@@ -118,7 +119,10 @@ export class StandaloneHerder {
             entries = undefined;
           }
           if (entries) {
-            previous = await replaceOffsets(name, this.host.offsetStores.storeOf(name), entries);
+            const store = this.host.offsetStores.storeOf(name);
+            // Taken before the write: one that fails may have landed in part, and is undone too.
+            previous = await offsetsBefore(name, store);
+            await writeReplacing(name, store, entries);
             await step('write-offsets');
           }
           await runner.transition(options.initialState ?? 'RUNNING');

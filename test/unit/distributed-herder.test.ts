@@ -44,6 +44,30 @@ describe('DistributedHerder: a join whose config topic read fails', () => {
     node.config.failReads = 0;
     expect(node.worker.starts).toEqual([]);
   });
+
+  it('gives the retry up when the herder stops: the join that says it leaves does not read the config topic forever', async () => {
+    const topic = new FakeConfigTopic();
+    topic.putConnectorConfig('c', gen);
+    topic.putTaskConfigs('c', [task(0)]);
+    const node = await fakeNode(topic, 'w1', { configRetryMs: 1, sessionTimeoutMs: 50 } as object);
+    await node.join({ leader: false, runs: { connectors: ['c'], tasks: [{ connector: 'c', task: 0 }] } });
+    // Written after this worker's last read: the join that says it leaves needs it, and the broker is gone.
+    topic.putConnectorConfig('d', { ...gen, name: 'd' });
+    node.config.failReads = Number.MAX_SAFE_INTEGER;
+    let leaving: Promise<void> | undefined;
+    let settled = false;
+    node.group.onRejoin = (reason) => {
+      if (reason === 'leaving') leaving = node.join({ leader: false }).finally(() => (settled = true));
+    };
+    await node.herder.stop();
+    await until(() => leaving !== undefined, 'the join that says it leaves');
+    await until(() => settled, 'the leaving join to give its config read up once the herder stopped');
+    const reads = node.config.reads;
+    // Stopped for good: the stop woke nothing that reads again.
+    await leaving;
+    expect(node.config.reads).toBe(reads);
+    expect(node.herder.ready()).toBe(false);
+  });
 });
 
 describe('DistributedHerder: exactly-once, a task fenced by a fencing round', () => {

@@ -446,6 +446,24 @@ describe('Worker.createConnector with initial offsets (KIP-995)', () => {
     expect(await store.read('gen')).toEqual([]);
   });
 
+  it('puts the earlier offsets back when the write of the given ones fails after it landed (its answer lost)', async () => {
+    const store = new MemoryOffsetStore();
+    await store.write('gen', [at(1, 5)]);
+    const write = store.write.bind(store);
+    let failWrites = true;
+    store.write = async (connector, entries) => {
+      await write(connector, entries);
+      if (failWrites && entries.some((e) => e.offset !== null)) throw new Error('no answer from the offsets topic');
+    };
+    const { w } = worker(store);
+    await w.start();
+    await expect(w.createConnector('gen', config(), { offsets: [at(3)] })).rejects.toThrow('no answer from the offsets topic');
+    failWrites = false;
+    expect(w.connectorNames()).toEqual([]);
+    expect(await store.read('gen')).toEqual([at(1, 5)]);
+    await w.stop();
+  });
+
   it('lets exactly one of two concurrent creates of a name win; the stored offsets are the winner’s', async () => {
     const store = new MemoryOffsetStore();
     await store.write('gen', [at(1, 5)]);

@@ -228,7 +228,8 @@ export class Membership {
   /**
    * Reads the config topic at least to `needed` (the offset the leader assigned from). A read that
    * fails is logged and tried again with back-off, and {@link ready} is false meanwhile, until it
-   * succeeds or a later join, a loss or a stop supersedes this one.
+   * succeeds or a later join, a loss or a stop supersedes this one (once stopping, a failed
+   * read is not tried again).
    *
    * @returns whether the join may be applied (false: superseded)
    */
@@ -243,6 +244,15 @@ export class Membership {
       } catch (err) {
         failures++;
         this.configBehind = true;
+        // A join that comes once the herder stops (the one that says it leaves) is not tried
+        // again: close() ended the waits already, and nothing would end this one's.
+        if (this.options.stopping()) {
+          this.options.log.warn(
+            { event: 'group.join.config.read.failed', err, failures },
+            'reading the config topic for the assignment failed while this worker stops; the join is not applied',
+          );
+          return false;
+        }
         this.options.log.error(
           { event: 'group.join.config.read.failed', err, failures, retryMs: waitMs },
           `reading the config topic for the assignment failed (${failures} time(s)); this worker runs none of its new work and is not ready until it can read it; trying again in ${waitMs} ms`,
