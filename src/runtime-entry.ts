@@ -21,10 +21,6 @@ export {
   type WorkerMetricsOptions,
 } from './metrics/worker-metrics.js';
 export { type CrossOriginPolicy, type RestOptions, RestServer, resolveRestOptions } from './rest/index.js';
-export { ConnectorOffsetStore, type ConnectorOffsetStoreOptions } from './storage/connector-offset-store.js';
-export { FileOffsetStore } from './storage/file-offset-store.js';
-export { MemoryOffsetStore } from './storage/memory-offset-store.js';
-export { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS } from './transforms/index.js';
 export { type CheckKeysOptions, checkKeys, type KeyCheck, type KnownKeys, mergeKnownKeys } from './runtime/config-keys.js';
 export { bytesConverter, type Converter, type ConverterName, jsonConverter, stringConverter } from './runtime/converters.js';
 export type {
@@ -72,3 +68,7 @@ export {
   Worker,
   type WorkerOptions,
 } from './runtime/worker.js';
+export { ConnectorOffsetStore, type ConnectorOffsetStoreOptions } from './storage/connector-offset-store.js';
+export { FileOffsetStore } from './storage/file-offset-store.js';
+export { MemoryOffsetStore } from './storage/memory-offset-store.js';
+export { BUILTIN_PREDICATES, BUILTIN_TRANSFORMS } from './transforms/index.js';
